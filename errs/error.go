@@ -1,0 +1,143 @@
+package errs
+
+import "fmt"
+
+// Error is an explicit public error: a handler returns one when the client
+// should be told what went wrong.
+//
+// Code, Message and Detail cross to the client. The cause, set with
+// [Error.WithCause] and reached with [errors.Unwrap], stays on the server: it
+// is for the audit row's context and for diagnostics, never for the caller.
+//
+// Construct one with [New] or a code's constructor ([NotFound],
+// [InvalidArguments], ...). An *Error is not changed after construction:
+// the With methods return copies.
+type Error struct {
+	// Code is the stable code; an invalid code is reported as [CodeInternal].
+	Code Code
+	// Message is the public message. Empty means Code's default message.
+	Message string
+	// Detail is public structured detail, encoded as JSON for the client.
+	Detail map[string]any
+
+	cause error
+}
+
+// New returns an *Error with the given code and public message.
+func New(code Code, message string) *Error {
+	return &Error{Code: code, Message: message}
+}
+
+// Errorf returns an *Error whose public message is formatted with
+// fmt.Sprintf. Its verbs do not wrap: use [Error.WithCause] for a cause.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// InvalidArguments returns an *Error with [CodeInvalidArguments].
+func InvalidArguments(message string) *Error { return New(CodeInvalidArguments, message) }
+
+// NotFound returns an *Error with [CodeNotFound].
+func NotFound(message string) *Error { return New(CodeNotFound, message) }
+
+// AlreadyExists returns an *Error with [CodeAlreadyExists].
+func AlreadyExists(message string) *Error { return New(CodeAlreadyExists, message) }
+
+// FailedPrecondition returns an *Error with [CodeFailedPrecondition].
+func FailedPrecondition(message string) *Error { return New(CodeFailedPrecondition, message) }
+
+// PermissionDenied returns an *Error with [CodePermissionDenied].
+func PermissionDenied(message string) *Error { return New(CodePermissionDenied, message) }
+
+// Unauthenticated returns an *Error with [CodeUnauthenticated].
+func Unauthenticated(message string) *Error { return New(CodeUnauthenticated, message) }
+
+// RateLimited returns an *Error with [CodeRateLimited].
+func RateLimited(message string) *Error { return New(CodeRateLimited, message) }
+
+// QuotaExceeded returns an *Error with [CodeQuotaExceeded].
+func QuotaExceeded(message string) *Error { return New(CodeQuotaExceeded, message) }
+
+// Timeout returns an *Error with [CodeTimeout].
+func Timeout(message string) *Error { return New(CodeTimeout, message) }
+
+// Canceled returns an *Error with [CodeCanceled].
+func Canceled(message string) *Error { return New(CodeCanceled, message) }
+
+// Unavailable returns an *Error with [CodeUnavailable].
+func Unavailable(message string) *Error { return New(CodeUnavailable, message) }
+
+// UnknownTool returns an *Error with [CodeUnknownTool] naming the tool.
+func UnknownTool(name string) *Error {
+	return &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q", name)}
+}
+
+// Internal returns an *Error with [CodeInternal] and a public message of the
+// caller's choosing. To hide a cause, return the raw error instead: it gets
+// [GenericMessage].
+func Internal(message string) *Error { return New(CodeInternal, message) }
+
+// WithCause returns a copy of e with a private cause. The cause is reachable
+// through [errors.Unwrap], [errors.Is] and [errors.As], appears in Error's
+// text (which is for logs), and never crosses to the client.
+func (e *Error) WithCause(cause error) *Error {
+	c := *e
+	c.cause = cause
+	return &c
+}
+
+// WithDetail returns a copy of e with public structured detail.
+func (e *Error) WithDetail(detail map[string]any) *Error {
+	c := *e
+	c.Detail = detail
+	return &c
+}
+
+// Error returns the text for logs: code, public message and, when there is
+// one, the private cause. Clients are sent [Error.Public], never this text.
+func (e *Error) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = e.Code.DefaultMessage()
+	}
+	if e.cause != nil {
+		return string(e.Code) + ": " + msg + ": " + e.cause.Error()
+	}
+	return string(e.Code) + ": " + msg
+}
+
+// Unwrap returns the private cause, or nil.
+func (e *Error) Unwrap() error { return e.cause }
+
+// Is reports whether target is an *Error with the same code and either the
+// same message or no message, so errors.Is(err, errs.NotFound("")) matches
+// any not-found error through any wrapping.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	if !ok || t == nil {
+		return false
+	}
+	return t.Code == e.Code && (t.Message == "" || t.Message == e.Message)
+}
+
+// Public returns what the client may see of e.
+func (e *Error) Public() Public {
+	code := e.Code
+	if !code.Valid() {
+		code = CodeInternal
+	}
+	msg := e.Message
+	if msg == "" {
+		msg = code.DefaultMessage()
+	}
+	return Public{Code: code, Message: msg, Detail: e.Detail}
+}
+
+// Public is the envelope of a failed call that crosses to the client: a
+// code, a message and optional structured detail. It never holds a raw
+// error's text.
+type Public struct {
+	Code    Code           `json:"code"`
+	Message string         `json:"message"`
+	Detail  map[string]any `json:"detail,omitempty"`
+}

@@ -1,0 +1,38 @@
+package errs
+
+import (
+	"fmt"
+	"runtime/debug"
+)
+
+// PanicError is a recovered panic. Value is what was passed to panic and
+// Stack the goroutine's stack where it was recovered.
+//
+// Error has the value and never the stack: the stack is for diagnostics
+// hooks, not for audit rows or logs that keep every line. A PanicError is
+// always scrubbed by [Normalizer], even when the value is an [*Error].
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+// NewPanicError returns a PanicError for value with the current goroutine's
+// stack. Call it from the deferred function that recovered.
+func NewPanicError(value any) *PanicError {
+	return &PanicError{Value: value, Stack: debug.Stack()}
+}
+
+// Error returns "panic: " and the value.
+func (p *PanicError) Error() string {
+	if err, ok := p.Value.(error); ok {
+		return "panic: " + err.Error()
+	}
+	return fmt.Sprintf("panic: %v", p.Value)
+}
+
+// Unwrap returns the panic value when it is an error, so errors.Is sees
+// through it (to a runtime.Error, say).
+func (p *PanicError) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
+}

@@ -1,0 +1,3 @@
+module github.com/toolmw/toolmw
+
+go 1.25.5

@@ -1,0 +1,86 @@
+package middleware
+
+import (
+	"errors"
+
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+// ErrNilHandler is returned by [Chain.Then] and [Chain.ThenFunc] for a nil
+// handler.
+var ErrNilHandler = errors.New("middleware: Then needs a non-nil handler")
+
+// Chain is an immutable list of interceptors. The zero Chain is empty and
+// ready to use.
+type Chain struct {
+	ms []toolctx.Middleware
+}
+
+// New returns a chain of the given interceptors, first outermost.
+// New(m1, m2, m3).Then(h) is m1(m2(m3(h))). Nil interceptors are skipped.
+func New(ms ...toolctx.Middleware) Chain {
+	return Chain{ms: appendNonNil(nil, ms)}
+}
+
+func appendNonNil(dst, ms []toolctx.Middleware) []toolctx.Middleware {
+	for _, m := range ms {
+		if m != nil {
+			dst = append(dst, m)
+		}
+	}
+	return dst
+}
+
+// Then returns h wrapped in the chain: New(m1, m2, m3).Then(h) is
+// m1(m2(m3(h))). A nil h is an error, not a silent default. Then may be
+// called any number of times; each call wraps h anew.
+func (c Chain) Then(h toolctx.Handler) (toolctx.Handler, error) {
+	if h == nil {
+		return nil, ErrNilHandler
+	}
+	for i := len(c.ms) - 1; i >= 0; i-- {
+		h = c.ms[i](h)
+	}
+	return h, nil
+}
+
+// ThenFunc is Then(toolctx.HandlerFunc(fn)); a nil fn is an error.
+func (c Chain) ThenFunc(fn toolctx.HandlerFunc) (toolctx.Handler, error) {
+	if fn == nil {
+		return nil, ErrNilHandler
+	}
+	return c.Then(fn)
+}
+
+// Append returns a new chain with ms after c's interceptors (so inside
+// them). c is unchanged: New(m1).Append(m2, m3) is New(m1, m2, m3).
+func (c Chain) Append(ms ...toolctx.Middleware) Chain {
+	out := make([]toolctx.Middleware, 0, len(c.ms)+len(ms))
+	out = append(out, c.ms...)
+	return Chain{ms: appendNonNil(out, ms)}
+}
+
+// Extend returns a new chain with d's interceptors after c's. Neither is
+// changed: New(m1).Extend(New(m2, m3)) is New(m1, m2, m3).
+func (c Chain) Extend(d Chain) Chain {
+	return c.Append(d.ms...)
+}
+
+// Len returns the number of interceptors in c.
+func (c Chain) Len() int { return len(c.ms) }
+
+// Middleware returns the chain as one [toolctx.Middleware], the form the
+// adapters take: c.Middleware()(h) is the handler c.Then(h) returns. It
+// panics on a nil handler, which only a broken adapter would pass.
+func (c Chain) Middleware() toolctx.Middleware {
+	ms := c.ms
+	return func(h toolctx.Handler) toolctx.Handler {
+		if h == nil {
+			panic(ErrNilHandler)
+		}
+		for i := len(ms) - 1; i >= 0; i-- {
+			h = ms[i](h)
+		}
+		return h
+	}
+}

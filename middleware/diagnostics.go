@@ -1,0 +1,79 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+// DiagnosticEvent describes one unexpected failure, for the operator. It
+// holds the raw error: send it to logs, traces or an error tracker, never
+// to the client.
+type DiagnosticEvent struct {
+	// Err is the raw error: a handler's error, or an [*errs.PanicError].
+	Err error
+	// Stack is the stack of a panic, nil otherwise.
+	Stack []byte
+	// Details identifies the call; it is the zero Details (IsZero) for a
+	// failure outside any tool call (in the HTTP transport or the auth
+	// layer).
+	Details toolctx.Details
+	// Code is the code the client was given.
+	Code errs.Code
+}
+
+// DiagnosticsFunc receives diagnostic events. It is called synchronously,
+// once per unexpected failure, before the result goes back to the client:
+// keep it fast.
+type DiagnosticsFunc func(ctx context.Context, ev DiagnosticEvent)
+
+// Diagnostics calls fn once for each unexpected failure of a call: a raw
+// error the client only saw a generic message for, or a panic (with its
+// stack). It is not called for successes, invalid arguments, explicit
+// public errors, a handler's own isError results, expected rejections, or
+// anything after the client cancelled the call.
+//
+// A panic in fn is caught and reported once to the fallback logger
+// ([WithFallbackLogger]); the result is returned unchanged either way.
+//
+// Place it outside [Recover], so it sees panics as failures. It classifies
+// results with the same rules as [Normalize]; pass [WithNormalizer] when the
+// chain's Normalize has a mapping and is not inside Diagnostics.
+func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
+	o := newOptions(opts)
+	return func(next toolctx.Handler) toolctx.Handler {
+		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			res := next.CallTool(ctx, req)
+			if res != nil && !res.IsError {
+				return res
+			}
+			out := toolctx.Classify(ctx, res, o.normalizer)
+			if !out.Scrubbed || errors.Is(ctx.Err(), context.Canceled) || fn == nil {
+				return res
+			}
+			ev := DiagnosticEvent{Err: res.Cause(), Details: toolctx.DetailsOf(req), Code: out.Public.Code}
+			var pe *errs.PanicError
+			if errors.As(ev.Err, &pe) {
+				ev.Stack = pe.Stack
+			}
+			o.report(ctx, fn, ev)
+			return res
+		})
+	}
+}
+
+// report calls fn, catching and logging its panic.
+func (o *options) report(ctx context.Context, fn DiagnosticsFunc, ev DiagnosticEvent) {
+	defer func() {
+		if v := recover(); v != nil {
+			attrs := []any{"panic", v}
+			if !ev.Details.IsZero() {
+				attrs = append(attrs, "call", ev.Details)
+			}
+			o.logger().ErrorContext(ctx, "toolmw: diagnostics hook panicked", attrs...)
+		}
+	}()
+	fn(ctx, ev)
+}

@@ -1,0 +1,27 @@
+package middleware
+
+import (
+	"context"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+// Recover turns a panic in next into a failed result whose cause is an
+// [*errs.PanicError] holding the panic value and the stack, so the server
+// keeps running and the interceptors outside see an ordinary failure: the
+// client gets a generic message, diagnostics get the value and the stack,
+// the audit row gets the value.
+//
+// Place it innermost, right around the handler, so that audit and
+// diagnostics are outside it.
+func Recover(next toolctx.Handler) toolctx.Handler {
+	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
+		defer func() {
+			if v := recover(); v != nil {
+				res = toolctx.ErrorResult(errs.NewPanicError(v))
+			}
+		}()
+		return next.CallTool(ctx, req)
+	})
+}

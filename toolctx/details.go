@@ -1,0 +1,142 @@
+package toolctx
+
+import (
+	"log/slog"
+
+	"slices"
+)
+
+// Details is a read-only view of what identifies a call, for hooks: the
+// tool, the ids, the transport, the caller's subject and scopes, and the
+// client's _meta. It has no arguments, no headers and no credentials.
+//
+// Its fields are reachable through methods only, and those that are slices
+// or maps return copies, so a hook cannot change what the next hook or the
+// handler sees. Taking one costs nothing: the copies are made when a method
+// asks for them. The zero Details describes no call.
+type Details struct {
+	req *Request
+}
+
+// DetailsOf returns the details of req. Interceptors and handlers must not
+// change a Request once the call has started; Details relies on that.
+func DetailsOf(req *Request) Details { return Details{req: req} }
+
+// IsZero reports whether d describes no call.
+func (d Details) IsZero() bool { return d.req == nil }
+
+// Tool returns the tool's name.
+func (d Details) Tool() string {
+	if d.req == nil {
+		return ""
+	}
+	return d.req.Tool
+}
+
+// CallID returns the call's correlation id.
+func (d Details) CallID() string {
+	if d.req == nil {
+		return ""
+	}
+	return d.req.CallID
+}
+
+// RequestID returns the HTTP request id, or "".
+func (d Details) RequestID() string {
+	if d.req == nil {
+		return ""
+	}
+	return d.req.RequestID
+}
+
+// SessionID returns the MCP session id, or "".
+func (d Details) SessionID() string {
+	if d.req == nil {
+		return ""
+	}
+	return d.req.SessionID
+}
+
+// Transport returns the transport.
+func (d Details) Transport() Transport {
+	if d.req == nil {
+		return ""
+	}
+	return d.req.Transport
+}
+
+// Subject returns the authenticated caller's subject, or "".
+func (d Details) Subject() string {
+	if d.req == nil || d.req.Identity == nil {
+		return ""
+	}
+	return d.req.Identity.Subject
+}
+
+// Scopes returns a copy of the authenticated caller's scopes.
+func (d Details) Scopes() []string {
+	if d.req == nil || d.req.Identity == nil {
+		return nil
+	}
+	return slices.Clone(d.req.Identity.Scopes)
+}
+
+// Meta returns a deep copy of the client-supplied _meta (untrusted).
+func (d Details) Meta() map[string]any {
+	if d.req == nil {
+		return nil
+	}
+	return CloneMeta(d.req.Meta)
+}
+
+// LogValue renders the details for slog, without _meta.
+func (d Details) LogValue() slog.Value {
+	attrs := make([]slog.Attr, 0, 6)
+	attrs = append(attrs, slog.String("tool", d.Tool()), slog.String("call_id", d.CallID()))
+	if v := d.RequestID(); v != "" {
+		attrs = append(attrs, slog.String("request_id", v))
+	}
+	if v := d.SessionID(); v != "" {
+		attrs = append(attrs, slog.String("session_id", v))
+	}
+	if v := d.Transport(); v != "" {
+		attrs = append(attrs, slog.String("transport", string(v)))
+	}
+	if v := d.Subject(); v != "" {
+		attrs = append(attrs, slog.String("subject", v))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// CloneMeta returns a deep copy of a JSON-shaped map (maps, slices and
+// scalars), or nil for an empty map.
+func CloneMeta(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneJSON(v)
+	}
+	return out
+}
+
+func cloneJSON(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = cloneJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = cloneJSON(e)
+		}
+		return out
+	case []byte:
+		return slices.Clone(t)
+	}
+	return v
+}

@@ -1,0 +1,80 @@
+package toolctx
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+)
+
+// Transport names the MCP transport a call arrived on.
+type Transport string
+
+// The transports of the MCP Go SDKs.
+const (
+	TransportStdio          Transport = "stdio"
+	TransportStreamableHTTP Transport = "streamable-http"
+	TransportSSE            Transport = "sse"
+	TransportInMemory       Transport = "in-memory"
+	// TransportUnknown is used when an adapter cannot tell.
+	TransportUnknown Transport = "unknown"
+)
+
+// Request is one tool call as toolmw sees it. Adapters fill it from what the
+// SDK exposes. Once the call has started it is read-only: interceptors and
+// handlers must not change it (hooks see it through [Details]); an
+// interceptor that needs a different request passes a copy to the next
+// handler.
+type Request struct {
+	// Tool is the name of the tool called.
+	Tool string
+	// Arguments is the raw JSON of the call's arguments (may be empty).
+	Arguments json.RawMessage
+	// CallID identifies the call and is always set: the JSON-RPC id where a
+	// transport exposes it, otherwise a generated correlation id (see
+	// [NewCallID]).
+	CallID string
+	// RequestID is the HTTP request id where an HTTP layer set one.
+	RequestID string
+	// SessionID is the MCP session id, empty where the transport has none.
+	SessionID string
+	// Transport is the transport the call arrived on.
+	Transport Transport
+	// Meta is the client-supplied _meta. It is untrusted: the client chose
+	// every key and value.
+	Meta map[string]any
+	// Header is the HTTP header of the request that carried the call, on
+	// HTTP transports; nil elsewhere. It may hold credentials: it is never
+	// copied into [Details].
+	Header http.Header
+	// Identity is the caller as an authentication layer established it,
+	// or nil.
+	Identity *Identity
+}
+
+// Identity is an authenticated caller: who, and what they may do. It never
+// holds a credential.
+type Identity struct {
+	Subject string
+	Scopes  []string
+}
+
+var (
+	callIDPrefix  = newCallIDPrefix()
+	callIDCounter atomic.Uint64
+)
+
+func newCallIDPrefix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms.
+	return hex.EncodeToString(b[:]) + "-"
+}
+
+// NewCallID returns a correlation id unique to this process run and, with
+// overwhelming probability, across runs: a random per-process prefix and a
+// counter.
+func NewCallID() string {
+	return callIDPrefix + strconv.FormatUint(callIDCounter.Add(1), 10)
+}

@@ -1,0 +1,220 @@
+package toolctx
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/toolmw/toolmw/errs"
+)
+
+// CallResult is the outcome of a tool call.
+//
+// Its exported fields are public: an adapter sends them to the client. The
+// raw error of a failed call is kept in an unexported field, read on the
+// server side with [CallResult.Cause]; encoders never see it, and printing
+// a CallResult with fmt (any verb) or logging it with slog shows only the
+// public fields.
+//
+// Build one with [TextResult], [StructuredResult] or [ErrorResult]. Treat a
+// result as immutable once returned: interceptors that change one return a
+// new value ([Normalized] does), because a handler may return a shared one.
+type CallResult struct {
+	// Content is the unstructured content.
+	Content []Content
+	// StructuredContent is the structured result; it must encode to JSON.
+	StructuredContent any
+	// Meta is the result's _meta.
+	Meta map[string]any
+	// IsError reports a failed call.
+	IsError bool
+	// Error is the public envelope of a failed call. [Normalized] sets it;
+	// it is nil on success and on failures not yet normalized.
+	Error *errs.Public
+
+	cause    error
+	scrubbed bool
+}
+
+// ErrNilResult is the cause recorded when a handler returns a nil
+// *CallResult.
+var ErrNilResult = errors.New("toolctx: the handler returned a nil *CallResult")
+
+// ErrorMetaKey is the _meta key under which adapters send a failure's
+// public code and detail, as {"code": ..., "detail": ...}, for clients that
+// read them.
+const ErrorMetaKey = "toolmw/error"
+
+// TextResult returns a successful result with one text content.
+func TextResult(text string) *CallResult {
+	return &CallResult{Content: []Content{&Text{Text: text}}}
+}
+
+// StructuredResult returns a successful result whose structured content is
+// v encoded as JSON, with the same JSON as its text content. If v cannot be
+// encoded the result is a failure whose cause is the encoding error.
+func StructuredResult(v any) *CallResult {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ErrorResult(fmt.Errorf("encode structured result: %w", err))
+	}
+	return &CallResult{
+		Content:           []Content{&Text{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+	}
+}
+
+// ErrorResult returns a failed result that keeps err as its raw cause. The
+// public envelope is filled when the result is normalized: an [*errs.Error]
+// keeps its public fields, anything else gets a generic message. A nil err
+// is recorded as an internal failure.
+func ErrorResult(err error) *CallResult {
+	if err == nil {
+		err = errors.New("toolctx: ErrorResult called with a nil error")
+	}
+	return &CallResult{IsError: true, cause: err}
+}
+
+// Cause returns the raw error of a failed call, or nil. It is for server-side
+// code (diagnostics, audit); never send its text to the client.
+func (r *CallResult) Cause() error {
+	if r == nil {
+		return ErrNilResult
+	}
+	return r.cause
+}
+
+// Scrubbed reports whether the result is a normalized failure whose raw
+// message was replaced by a generic one.
+func (r *CallResult) Scrubbed() bool { return r != nil && r.scrubbed }
+
+// Outcome is how a call ended, as the caller sees it.
+type Outcome struct {
+	// Failed reports an isError result.
+	Failed bool
+	// Public is the envelope the caller sees when Failed.
+	Public errs.Public
+	// Scrubbed reports that the raw message was replaced by a generic one:
+	// then, and only then, the audit row records the raw message.
+	Scrubbed bool
+}
+
+// Classify returns the outcome of r as the caller will see it, under n,
+// whether or not r was normalized yet. ctx is the call's context: a raw
+// failure after the context ended is reported as canceled or timeout.
+func Classify(ctx context.Context, r *CallResult, n errs.Normalizer) Outcome {
+	switch {
+	case r == nil:
+		pub, _ := n.Normalize(ErrNilResult)
+		return Outcome{Failed: true, Public: pub, Scrubbed: true}
+	case !r.IsError:
+		return Outcome{}
+	case r.Error != nil:
+		return Outcome{Failed: true, Public: *r.Error, Scrubbed: r.scrubbed}
+	case r.cause == nil:
+		return Outcome{Failed: true, Public: errs.Public{Code: errs.CodeToolError, Message: r.text()}}
+	}
+	pub, scrubbed := n.Normalize(r.cause)
+	if scrubbed && ctx.Err() != nil {
+		var pe *errs.PanicError
+		if !errors.As(r.cause, &pe) {
+			pub, scrubbed = n.Normalize(ctx.Err())
+		}
+	}
+	return Outcome{Failed: true, Public: pub, Scrubbed: scrubbed}
+}
+
+// Normalized returns r with its public envelope filled, as the caller must
+// see it: successes and already-normalized results are returned unchanged;
+// a failure becomes a new result with IsError and Error set, the public
+// message as its only content, no structured content and no _meta, and the
+// raw cause kept. A handler's own isError result keeps its content. A nil r
+// becomes an internal failure. Adapters add the code and public detail
+// under [ErrorMetaKey] in the result's _meta.
+func Normalized(ctx context.Context, r *CallResult, n errs.Normalizer) *CallResult {
+	if r != nil && (!r.IsError || r.Error != nil) {
+		return r
+	}
+	o := Classify(ctx, r, n)
+	// One allocation for the result, its envelope and its text.
+	box := &struct {
+		res     CallResult
+		pub     errs.Public
+		text    Text
+		content [1]Content
+	}{pub: o.Public}
+	out := &box.res
+	out.IsError, out.Error, out.scrubbed = true, &box.pub, o.Scrubbed
+	box.text.Text = box.pub.Message
+	box.content[0] = &box.text
+	switch {
+	case r == nil:
+		out.cause = ErrNilResult
+		out.Content = box.content[:]
+	case r.cause == nil:
+		out.Content = r.Content
+		if len(out.Content) == 0 {
+			out.Content = box.content[:]
+		}
+	default:
+		out.cause = r.cause
+		out.Content = box.content[:]
+	}
+	return out
+}
+
+func (r *CallResult) text() string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if t, ok := c.(*Text); ok {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(t.Text)
+		}
+	}
+	if b.Len() == 0 {
+		return errs.CodeToolError.DefaultMessage()
+	}
+	return b.String()
+}
+
+// publicView is what fmt and slog show of a CallResult.
+type publicView struct {
+	IsError           bool
+	Error             *errs.Public
+	Content           []Content
+	StructuredContent any
+	Meta              map[string]any
+}
+
+func (r CallResult) view() publicView {
+	return publicView{IsError: r.IsError, Error: r.Error, Content: r.Content, StructuredContent: r.StructuredContent, Meta: r.Meta}
+}
+
+// Format prints the public fields only, for every verb, so that a raw cause
+// never reaches a log line through fmt.
+func (r CallResult) Format(f fmt.State, verb rune) {
+	v := r.view()
+	switch {
+	case verb == 'v' && f.Flag('#'):
+		fmt.Fprintf(f, "toolctx.CallResult%+v", v)
+	case verb == 'v' && f.Flag('+'):
+		fmt.Fprintf(f, "%+v", v)
+	default:
+		fmt.Fprintf(f, "%v", v)
+	}
+}
+
+// LogValue renders the public fields for slog; the cause is not included.
+func (r CallResult) LogValue() slog.Value {
+	attrs := []slog.Attr{slog.Bool("is_error", r.IsError)}
+	if r.Error != nil {
+		attrs = append(attrs, slog.String("code", string(r.Error.Code)), slog.String("message", r.Error.Message))
+	}
+	attrs = append(attrs, slog.Int("content", len(r.Content)))
+	return slog.GroupValue(attrs...)
+}

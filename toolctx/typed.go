@@ -1,0 +1,120 @@
+package toolctx
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/toolmw/toolmw/errs"
+)
+
+// TypedFunc is a tool written with Go types: it receives the decoded
+// arguments and returns a value that becomes the structured result.
+type TypedFunc[In, Out any] func(ctx context.Context, req *Request, in In) (Out, error)
+
+// Typed returns a Handler that decodes the call's arguments into In, calls
+// fn, and encodes Out as structured content plus the same JSON as text.
+//
+// Arguments that do not decode (bad JSON, a wrong type, an unknown field)
+// give an [errs.CodeInvalidArguments] result whose public message names the
+// field, without calling fn. An error from fn becomes [ErrorResult](err):
+// an [*errs.Error] keeps its public fields, anything else is scrubbed. An
+// Out that cannot be encoded is an internal failure.
+func Typed[In, Out any](fn TypedFunc[In, Out]) Handler {
+	return HandlerFunc(func(ctx context.Context, req *Request) *CallResult {
+		var in In
+		if err := DecodeArguments(req.Arguments, &in); err != nil {
+			return ErrorResult(err)
+		}
+		out, err := fn(ctx, req, in)
+		if err != nil {
+			return ErrorResult(err)
+		}
+		return StructuredResult(out)
+	})
+}
+
+// DecodeArguments decodes raw JSON arguments into v, rejecting unknown
+// fields and trailing data. Empty arguments and null decode as the zero
+// value. A failure is an [*errs.Error] with [errs.CodeInvalidArguments]
+// whose public message and detail name the field at fault; the decoder's
+// own error is its private cause.
+func DecodeArguments(raw json.RawMessage, v any) error {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return nil
+	}
+	if trimmed[0] != '{' {
+		return errs.InvalidArguments("invalid arguments: expected a JSON object").
+			WithDetail(map[string]any{"problem": "not_an_object"})
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("trailing data after the arguments object")
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	return decodeError(err)
+}
+
+func decodeError(err error) *errs.Error {
+	var (
+		typeErr   *json.UnmarshalTypeError
+		syntaxErr *json.SyntaxError
+	)
+	switch {
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			field = "(arguments)"
+		}
+		return errs.Errorf(errs.CodeInvalidArguments, "invalid arguments: field %q must be %s, got %s", field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value).
+			WithDetail(map[string]any{"field": field, "got": typeErr.Value}).WithCause(err)
+	case errors.As(err, &syntaxErr):
+		return errs.Errorf(errs.CodeInvalidArguments, "invalid arguments: malformed JSON at byte %d", syntaxErr.Offset).
+			WithDetail(map[string]any{"offset": syntaxErr.Offset}).WithCause(err)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return errs.Errorf(errs.CodeInvalidArguments, "invalid arguments: unknown field %q", field).
+			WithDetail(map[string]any{"field": field, "problem": "unknown_field"}).WithCause(err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errs.InvalidArguments("invalid arguments: truncated JSON").WithCause(err)
+	}
+	return errs.InvalidArguments(fmt.Sprintf("invalid arguments: %s", publicDecodeText(err))).WithCause(err)
+}
+
+// publicDecodeText keeps decoder messages that describe the input only.
+func publicDecodeText(err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "trailing data") {
+		return msg
+	}
+	return "the arguments do not match the tool's input"
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
+		return "a number"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct":
+		return "an object"
+	}
+	return "of another type"
+}
