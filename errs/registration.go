@@ -50,12 +50,13 @@ func CheckToolName(name string) error {
 	if len(name) > 128 {
 		return &ToolNameError{Name: name, Reason: fmt.Sprintf("it is %d bytes long; the limit is 128", len(name))}
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
+	for i, c := range name {
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-', c == '.':
 		default:
-			return &ToolNameError{Name: name, Reason: fmt.Sprintf("byte %d (%q) is not one of A-Z a-z 0-9 _ - .", i, rune(c))}
+			// Decode the rune so a non-ASCII name is reported by the
+			// character the user wrote, not by its first UTF-8 byte.
+			return &ToolNameError{Name: name, Reason: fmt.Sprintf("byte %d (%q) is not one of A-Z a-z 0-9 _ - .", i, c)}
 		}
 	}
 	return nil
