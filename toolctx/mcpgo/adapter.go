@@ -1,0 +1,303 @@
+package mcpgo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"reflect"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+// Option configures [Middleware], [ServerOption] and [AddTool].
+type Option func(*config)
+
+type config struct {
+	normalizer errs.Normalizer
+	transport  toolctx.Transport
+	logger     *slog.Logger
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&c)
+		}
+	}
+	return c
+}
+
+func (c *config) log() *slog.Logger {
+	if c.logger != nil {
+		return c.logger
+	}
+	return slog.Default()
+}
+
+// WithNormalizer sets the rules the adapter applies to failures that reach
+// it unnormalized. Use the same normalizer as the chain's
+// middleware.Normalize. Default: errs.Normalizer{}.
+func WithNormalizer(n errs.Normalizer) Option {
+	return func(c *config) { c.normalizer = n }
+}
+
+// WithTransport fixes the transport recorded in [toolctx.Request.Transport]
+// instead of detecting it. Detection recognises mcp-go's in-process,
+// streamable HTTP, SSE and stdio sessions, and reports
+// [toolctx.TransportUnknown] for any other session (a custom one) or none.
+func WithTransport(t toolctx.Transport) Option {
+	return func(c *config) { c.transport = t }
+}
+
+// WithLogger sets where the adapter reports a panic that escaped the whole
+// chain (the chain had no middleware.Recover, or an interceptor outside it
+// panicked). Such a report holds the raw panic value and the stack, and
+// stays on the server. Default: slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
+}
+
+// errNoResult is the cause recorded when an mcp-go handler returns neither a
+// result nor an error.
+var errNoResult = errors.New("mcpgo: the mcp-go tool handler returned a nil result and a nil error")
+
+// errNoCall is the cause recorded when the adapter's terminal handler is
+// called outside a call the adapter started (a misuse: a middleware that
+// stored the handler and called it later).
+var errNoCall = errors.New("mcpgo: the terminal handler was called outside the adapter")
+
+type callKey struct{}
+
+// call is one tool call in flight. It is the context the chain runs in, so
+// that the chain's terminal handler finds mcp-go's next handler and the
+// original request without a context.WithValue allocation: the call, the
+// Request and the context are one allocation.
+type call struct {
+	context.Context
+	req  toolctx.Request
+	mreq mcp.CallToolRequest
+	next server.ToolHandlerFunc
+	// cur is the Request the terminal handler received (req or a copy an
+	// interceptor made); handlers registered with AddTool run with it.
+	cur *toolctx.Request
+	// mres and tres are what mcp-go's next returned and its conversion: a
+	// successful tres that comes back unchanged is answered with mres, as is.
+	mres *mcp.CallToolResult
+	tres *toolctx.CallResult
+	// stash is the result of a handler registered with AddTool, which
+	// answered mcp-go with stashFor.
+	stash    *toolctx.CallResult
+	stashFor *mcp.CallToolResult
+}
+
+// Value returns the call for callKey and defers to the parent otherwise.
+func (c *call) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+func callFrom(ctx context.Context) *call {
+	c, _ := ctx.Value(callKey{}).(*call)
+	return c
+}
+
+type adapter struct {
+	cfg     config
+	handler toolctx.Handler
+}
+
+// Middleware returns an mcp-go tool middleware that runs m around every
+// tool call of the server it is installed on: tools registered natively with
+// (*server.MCPServer).AddTool, whose handlers stay as they are, and toolmw
+// Handlers registered with [AddTool]. m is typically a middleware.Chain's
+// Middleware(); a nil m runs no interceptor but keeps every other guarantee.
+//
+// For each call the adapter
+//   - builds a [toolctx.Request]: the tool name, the raw arguments, a
+//     generated CallID (mcp-go does not expose the JSON-RPC id to
+//     middleware), the session id, the transport, the client's _meta
+//     (untrusted), the HTTP header on HTTP transports, and the identity and
+//     request id an HTTP layer put in the context ([toolctx.IdentityFrom],
+//     [toolctx.RequestIDFrom]);
+//   - runs m around a terminal handler that calls mcp-go's next handler: a
+//     returned Go error becomes [toolctx.ErrorResult](err), keeping the
+//     raw error as the cause; a result with IsError is the handler's own
+//     public isError result;
+//   - recovers a panic that escapes the whole chain (reported to the
+//     [WithLogger] logger) as a last resort;
+//   - normalizes the result ([toolctx.Normalized]) and answers mcp-go with
+//     public fields only and a nil Go error, so a raw message never becomes
+//     a JSON-RPC -32603 error text. A failure carries its public code and
+//     detail under _meta[toolctx.ErrorMetaKey] as {"code", "detail"}.
+//
+// A successful result that the chain did not replace goes back to mcp-go as
+// the very *mcp.CallToolResult the handler returned, losslessly. An
+// interceptor may pass a copy of the Request with other Arguments to the
+// next handler: mcp-go's handler then receives those arguments (other
+// fields of the copy do not reach a native mcp-go handler).
+//
+// Install it first (outermost) with [ServerOption] or
+// (*server.MCPServer).Use: mcp-go applies tool middleware in the order
+// added, first outermost, and middleware outside it would see the raw
+// errors and panics it exists to contain. mcp-go runs tool lookup, tool
+// filters, OnBeforeCallTool hooks and input-schema validation
+// (server.WithInputSchemaValidation) before any tool middleware: an unknown
+// tool is a JSON-RPC -32602 protocol error, and invalid arguments are an
+// isError result with the validator's feedback, neither of which the chain
+// sees.
+func Middleware(m toolctx.Middleware, opts ...Option) server.ToolHandlerMiddleware {
+	a := &adapter{cfg: newConfig(opts)}
+	var terminal toolctx.Handler = toolctx.HandlerFunc(a.terminal)
+	if m != nil {
+		terminal = m(terminal)
+	}
+	a.handler = terminal
+	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+		return func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return a.serve(ctx, request, next), nil
+		}
+	}
+}
+
+// ServerOption is server.WithToolHandlerMiddleware([Middleware](m, opts...)):
+// pass it to server.NewMCPServer before any other tool middleware option
+// (server.WithRecovery, server.WithLogger, ...), so that it is outermost.
+func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
+	return server.WithToolHandlerMiddleware(Middleware(m, opts...))
+}
+
+func (a *adapter) serve(ctx context.Context, request mcp.CallToolRequest, next server.ToolHandlerFunc) *mcp.CallToolResult {
+	c := &call{Context: ctx, mreq: request, next: next}
+	fillRequest(&c.req, ctx, &request, a.cfg.transport)
+	res := a.run(c)
+	res = toolctx.Normalized(ctx, res, a.cfg.normalizer)
+	if !res.IsError && res == c.tres && c.mres != nil {
+		return c.mres
+	}
+	if c.stash != nil && res == c.stash && !res.IsError {
+		return c.stashFor
+	}
+	return toMCP(res)
+}
+
+// run calls the chain, recovering a panic that escapes it.
+func (a *adapter) run(c *call) (res *toolctx.CallResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			pe := errs.NewPanicError(v)
+			a.cfg.log().ErrorContext(c.Context, "toolmw/mcpgo: a panic escaped the tool middleware chain; add middleware.Recover to the chain",
+				"tool", c.req.Tool, "call_id", c.req.CallID, "panic", pe.Error(), "stack", string(pe.Stack))
+			res = toolctx.ErrorResult(pe)
+		}
+	}()
+	return a.handler.CallTool(c, &c.req)
+}
+
+// terminal is the innermost toolmw handler: it calls mcp-go's next handler.
+func (a *adapter) terminal(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+	c := callFrom(ctx)
+	if c == nil {
+		return toolctx.ErrorResult(errNoCall)
+	}
+	mreq := c.mreq
+	if req != &c.req && req != nil && !bytes.Equal(req.Arguments, c.req.Arguments) {
+		var args any
+		if err := json.Unmarshal(req.Arguments, &args); err != nil {
+			return toolctx.ErrorResult(err)
+		}
+		mreq.Params.Arguments = args
+		mreq.Params.RawArguments = req.Arguments
+	}
+	if req == nil {
+		req = &c.req
+	}
+	c.cur = req
+	r, err := c.next(ctx, mreq)
+	if c.stash != nil && err == nil && r == c.stashFor {
+		return c.stash
+	}
+	if err != nil {
+		return toolctx.ErrorResult(err)
+	}
+	if r == nil {
+		return toolctx.ErrorResult(errNoResult)
+	}
+	t := fromMCP(r)
+	c.mres, c.tres = r, t
+	return t
+}
+
+// fillRequest fills req from what mcp-go exposes.
+func fillRequest(req *toolctx.Request, ctx context.Context, r *mcp.CallToolRequest, transport toolctx.Transport) {
+	req.Tool = r.Params.Name
+	req.Arguments = rawArguments(r)
+	req.CallID = toolctx.NewCallID()
+	req.RequestID = toolctx.RequestIDFrom(ctx)
+	req.Identity = toolctx.IdentityFrom(ctx)
+	session := server.ClientSessionFromContext(ctx)
+	if session != nil {
+		req.SessionID = session.SessionID()
+	}
+	if transport == "" {
+		transport = detectTransport(session)
+	}
+	req.Transport = transport
+	if m := r.Params.Meta; m != nil {
+		req.Meta = metaMap(m)
+	}
+	if len(r.Header) > 0 {
+		req.Header = r.Header
+	}
+}
+
+func rawArguments(r *mcp.CallToolRequest) json.RawMessage {
+	if len(r.Params.RawArguments) > 0 {
+		return r.Params.RawArguments
+	}
+	switch a := r.Params.Arguments.(type) {
+	case nil:
+		return nil
+	case json.RawMessage:
+		return a
+	}
+	b, err := json.Marshal(r.Params.Arguments)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// detectTransport names the transport from the type of mcp-go's session.
+func detectTransport(session server.ClientSession) toolctx.Transport {
+	if session == nil {
+		return toolctx.TransportUnknown
+	}
+	if _, ok := session.(*server.InProcessSession); ok {
+		return toolctx.TransportInMemory
+	}
+	t := reflect.TypeOf(session)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.PkgPath() != "github.com/mark3labs/mcp-go/server" {
+		return toolctx.TransportUnknown
+	}
+	switch t.Name() {
+	case "streamableHttpSession":
+		return toolctx.TransportStreamableHTTP
+	case "sseSession":
+		return toolctx.TransportSSE
+	case "stdioSession":
+		return toolctx.TransportStdio
+	}
+	return toolctx.TransportUnknown
+}

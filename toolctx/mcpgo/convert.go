@@ -1,0 +1,196 @@
+package mcpgo
+
+import (
+	"encoding/base64"
+	"maps"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+// toMCP converts a normalized result into mcp-go's, writing public fields
+// only: content, structured content, _meta and IsError. A failure's
+// structured content and _meta are not written (toolctx.Normalized clears
+// them); its _meta holds the public code and detail under
+// toolctx.ErrorMetaKey.
+func toMCP(r *toolctx.CallResult) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{Content: contentToMCP(r.Content), IsError: r.IsError}
+	if r.IsError {
+		if r.Error != nil {
+			em := map[string]any{"code": string(r.Error.Code)}
+			if len(r.Error.Detail) > 0 {
+				em["detail"] = toolctx.CloneMeta(r.Error.Detail)
+			}
+			out.Meta = &mcp.Meta{AdditionalFields: map[string]any{toolctx.ErrorMetaKey: em}}
+		}
+		return out
+	}
+	out.StructuredContent = r.StructuredContent
+	out.Meta = metaToMCP(r.Meta)
+	return out
+}
+
+// metaToMCP wraps a _meta map; mcp.Meta encodes AdditionalFields as they
+// are, progressToken included.
+func metaToMCP(m map[string]any) *mcp.Meta {
+	if m == nil {
+		return nil
+	}
+	return &mcp.Meta{AdditionalFields: m}
+}
+
+// metaMap returns the _meta as one map. It is m.AdditionalFields itself
+// when there is no progress token (the Request is read-only).
+func metaMap(m *mcp.Meta) map[string]any {
+	if m == nil {
+		return nil
+	}
+	if m.ProgressToken == nil {
+		return m.AdditionalFields
+	}
+	out := make(map[string]any, len(m.AdditionalFields)+1)
+	maps.Copy(out, m.AdditionalFields)
+	out["progressToken"] = m.ProgressToken
+	return out
+}
+
+func annotationsToMCP(a *toolctx.Annotations) mcp.Annotated {
+	if a == nil {
+		return mcp.Annotated{}
+	}
+	out := &mcp.Annotations{Priority: a.Priority, LastModified: a.LastModified}
+	if a.Audience != nil {
+		out.Audience = make([]mcp.Role, len(a.Audience))
+		for i, r := range a.Audience {
+			out.Audience[i] = mcp.Role(r)
+		}
+	}
+	return mcp.Annotated{Annotations: out}
+}
+
+func annotationsFromMCP(a mcp.Annotated) *toolctx.Annotations {
+	if a.Annotations == nil {
+		return nil
+	}
+	out := &toolctx.Annotations{Priority: a.Annotations.Priority, LastModified: a.Annotations.LastModified}
+	if a.Annotations.Audience != nil {
+		out.Audience = make([]toolctx.Role, len(a.Annotations.Audience))
+		for i, r := range a.Annotations.Audience {
+			out.Audience[i] = toolctx.Role(r)
+		}
+	}
+	return out
+}
+
+// contentToMCP converts toolctx content to mcp-go's. Icons of a
+// ResourceLink are dropped: mcp-go v1.2 has no field for them.
+func contentToMCP(cs []toolctx.Content) []mcp.Content {
+	out := make([]mcp.Content, 0, len(cs))
+	for _, c := range cs {
+		switch c := c.(type) {
+		case *toolctx.Text:
+			out = append(out, mcp.TextContent{Annotated: annotationsToMCP(c.Annotations), Meta: metaToMCP(c.Meta), Type: mcp.ContentTypeText, Text: c.Text})
+		case *toolctx.Image:
+			out = append(out, mcp.ImageContent{Annotated: annotationsToMCP(c.Annotations), Meta: metaToMCP(c.Meta), Type: mcp.ContentTypeImage,
+				Data: base64.StdEncoding.EncodeToString(c.Data), MIMEType: c.MIMEType})
+		case *toolctx.Audio:
+			out = append(out, mcp.AudioContent{Annotated: annotationsToMCP(c.Annotations), Meta: metaToMCP(c.Meta), Type: mcp.ContentTypeAudio,
+				Data: base64.StdEncoding.EncodeToString(c.Data), MIMEType: c.MIMEType})
+		case *toolctx.ResourceLink:
+			out = append(out, mcp.ResourceLink{Annotated: annotationsToMCP(c.Annotations), Meta: metaToMCP(c.Meta), Type: mcp.ContentTypeLink,
+				URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType, Size: c.Size})
+		case *toolctx.EmbeddedResource:
+			var rc mcp.ResourceContents
+			if c.Resource.Blob != nil {
+				rc = mcp.BlobResourceContents{Meta: c.Resource.Meta, URI: c.Resource.URI, MIMEType: c.Resource.MIMEType,
+					Blob: base64.StdEncoding.EncodeToString(c.Resource.Blob)}
+			} else {
+				rc = mcp.TextResourceContents{Meta: c.Resource.Meta, URI: c.Resource.URI, MIMEType: c.Resource.MIMEType, Text: c.Resource.Text}
+			}
+			out = append(out, mcp.EmbeddedResource{Annotated: annotationsToMCP(c.Annotations), Meta: metaToMCP(c.Meta), Type: mcp.ContentTypeResource, Resource: rc})
+		}
+	}
+	return out
+}
+
+// fromMCP converts mcp-go's result for the chain. Content kinds toolctx does
+// not model (tool_use, tool_result, custom ones) are left out of the
+// conversion; a successful result the chain does not replace is sent as
+// mcp-go returned it, so nothing is lost on the wire.
+func fromMCP(r *mcp.CallToolResult) *toolctx.CallResult {
+	out := &toolctx.CallResult{IsError: r.IsError, StructuredContent: r.StructuredContent}
+	if r.StructuredContent == nil && len(r.RawStructuredContent) > 0 {
+		out.StructuredContent = r.RawStructuredContent
+	}
+	if r.Meta != nil {
+		out.Meta = metaMap(r.Meta)
+	}
+	if len(r.Content) > 0 {
+		out.Content = make([]toolctx.Content, 0, len(r.Content))
+		for _, c := range r.Content {
+			if tc := contentFromMCP(c); tc != nil {
+				out.Content = append(out.Content, tc)
+			}
+		}
+	}
+	return out
+}
+
+func contentFromMCP(c mcp.Content) toolctx.Content {
+	switch c := c.(type) {
+	case mcp.TextContent:
+		return &toolctx.Text{Text: c.Text, Annotations: annotationsFromMCP(c.Annotated), Meta: metaMap(c.Meta)}
+	case *mcp.TextContent:
+		if c != nil {
+			return contentFromMCP(*c)
+		}
+	case mcp.ImageContent:
+		return &toolctx.Image{Data: decode64(c.Data), MIMEType: c.MIMEType, Annotations: annotationsFromMCP(c.Annotated), Meta: metaMap(c.Meta)}
+	case *mcp.ImageContent:
+		if c != nil {
+			return contentFromMCP(*c)
+		}
+	case mcp.AudioContent:
+		return &toolctx.Audio{Data: decode64(c.Data), MIMEType: c.MIMEType, Annotations: annotationsFromMCP(c.Annotated), Meta: metaMap(c.Meta)}
+	case *mcp.AudioContent:
+		if c != nil {
+			return contentFromMCP(*c)
+		}
+	case mcp.ResourceLink:
+		return &toolctx.ResourceLink{URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType,
+			Size: c.Size, Annotations: annotationsFromMCP(c.Annotated), Meta: metaMap(c.Meta)}
+	case *mcp.ResourceLink:
+		if c != nil {
+			return contentFromMCP(*c)
+		}
+	case mcp.EmbeddedResource:
+		out := &toolctx.EmbeddedResource{Annotations: annotationsFromMCP(c.Annotated), Meta: metaMap(c.Meta)}
+		switch rc := c.Resource.(type) {
+		case mcp.TextResourceContents:
+			out.Resource = toolctx.ResourceContents{URI: rc.URI, MIMEType: rc.MIMEType, Text: rc.Text, Meta: rc.Meta}
+		case *mcp.TextResourceContents:
+			out.Resource = toolctx.ResourceContents{URI: rc.URI, MIMEType: rc.MIMEType, Text: rc.Text, Meta: rc.Meta}
+		case mcp.BlobResourceContents:
+			out.Resource = toolctx.ResourceContents{URI: rc.URI, MIMEType: rc.MIMEType, Blob: decode64(rc.Blob), Meta: rc.Meta}
+		case *mcp.BlobResourceContents:
+			out.Resource = toolctx.ResourceContents{URI: rc.URI, MIMEType: rc.MIMEType, Blob: decode64(rc.Blob), Meta: rc.Meta}
+		}
+		return out
+	case *mcp.EmbeddedResource:
+		if c != nil {
+			return contentFromMCP(*c)
+		}
+	}
+	return nil
+}
+
+// decode64 decodes base64 data; data that is not valid base64 is kept as
+// its bytes, so nothing is silently emptied.
+func decode64(s string) []byte {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return []byte(s)
+	}
+	return b
+}

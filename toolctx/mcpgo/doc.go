@@ -1,0 +1,62 @@
+// Package mcpgo runs toolmw on github.com/mark3labs/mcp-go (v1.2): a tool
+// middleware that wraps every tool call of an *server.MCPServer in a toolmw
+// chain, and [AddTool] to register toolmw Handlers as mcp-go tools.
+//
+//	chain := middleware.New(
+//		middleware.After(auditFn),
+//		middleware.Diagnostics(diagFn),
+//		middleware.Normalize(errs.Normalizer{}),
+//		middleware.Recover,
+//	)
+//	s := server.NewMCPServer("demo", "1.0.0",
+//		mcpgo.ServerOption(chain.Middleware()), // first: outermost
+//		server.WithInputSchemaValidation(),
+//	)
+//	s.AddTool(nativeTool, nativeHandler)           // unchanged mcp-go handler
+//	err := mcpgo.AddTool(s, tool, toolmwHandler)    // checked at registration
+//
+// What the client sees, on every mcp-go transport (in-process, stdio, SSE,
+// streamable HTTP):
+//
+//   - A Go error returned by a handler or by an mcp-go middleware inside the
+//     adapter never becomes mcp-go's JSON-RPC -32603 error carrying
+//     err.Error(): the adapter answers with an isError result holding the
+//     public message only (the generic message for a raw error; the public
+//     message of an [errs.Error]) and _meta["toolmw/error"] =
+//     {"code": ..., "detail": ...}.
+//   - A panic never carries its value to the client, even with
+//     server.WithRecovery inside the adapter (its error text holds the panic
+//     value; the adapter scrubs it like any raw error).
+//   - A handler's own isError result keeps its content (public by
+//     definition), with the code "tool_error".
+//   - Successes pass through losslessly: the adapter returns the very
+//     *mcp.CallToolResult the handler returned unless an interceptor
+//     replaced the result.
+//
+// What runs before the chain, in mcp-go, and is therefore not seen by
+// interceptors (no diagnostics event, no After/audit record):
+//
+//   - tool lookup and tool filters: an unknown tool is a JSON-RPC -32602
+//     error "tool 'NAME' not found: tool not found" (a protocol error; the
+//     text holds only the client's own tool name);
+//   - OnBeforeCallTool hooks;
+//   - input-schema validation with server.WithInputSchemaValidation: invalid
+//     arguments are an isError result whose text is the validator's
+//     feedback, which is public, without _meta["toolmw/error"].
+//
+// mcp-go does not expose the JSON-RPC request id to middleware, so
+// [toolctx.Request.CallID] is a generated correlation id
+// ([toolctx.NewCallID]). The transport is detected from mcp-go's session
+// type (see [WithTransport]); the session id is the session's SessionID();
+// the header is the HTTP request's header on HTTP transports (mcp-go gives
+// an empty header elsewhere, recorded as nil); identity and request id come
+// from the context, where the HTTP middleware in package middleware puts
+// them (mcp-go's streamable HTTP server runs tool calls in the HTTP
+// request's context).
+//
+// Cancellation: the in-process transport is synchronous and always hands the
+// client the response the server produced, even after the client's context
+// ended; the adapter answers a cancelled call with the public "canceled"
+// result and no diagnostics event. Over streamable HTTP a cancelled client
+// has closed its request, and nothing reaches it.
+package mcpgo
