@@ -1,0 +1,243 @@
+package mcpsdk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+// ErrNilHandler is returned by [AddTool] for a nil handler.
+var ErrNilHandler = errors.New("mcpsdk: AddTool needs a non-nil handler")
+
+// ErrNilTool is returned by [AddTool] for a nil *mcp.Tool or server.
+var ErrNilTool = errors.New("mcpsdk: AddTool needs a non-nil server and *mcp.Tool")
+
+// AddTool registers a toolmw Handler as the tool t of s. Unlike the SDK's
+// registration functions it never panics: a name outside the MCP rules is a
+// [*errs.ToolNameError], and an input schema that is missing, does not
+// compile or is not of type "object", or an output schema that does not
+// compile, is a [*errs.ToolSchemaError]. Nothing is registered then.
+//
+// At call time the arguments are validated against the input schema (with
+// its defaults applied) before h runs: a failure is an
+// [errs.CodeInvalidArguments] result whose public message is the validation
+// feedback. When t has an output schema, h's successful result must carry
+// structured content that conforms to it; otherwise the call fails with an
+// internal (scrubbed) error.
+//
+// With [Install] on s, h runs inside the server's chain like any other tool,
+// and its *toolctx.CallResult reaches the chain without a round trip through
+// the SDK's types. Without it, h still never leaks a raw error: its result is
+// normalized, and a panic in it is recovered (and logged, see
+// [WithFallbackLogger]).
+func AddTool(s *mcp.Server, t *mcp.Tool, h toolctx.Handler, opts ...Option) error {
+	if s == nil || t == nil {
+		return ErrNilTool
+	}
+	if h == nil {
+		return ErrNilHandler
+	}
+	if err := errs.CheckToolName(t.Name); err != nil {
+		return err
+	}
+	if t.InputSchema == nil {
+		return &errs.ToolSchemaError{Tool: t.Name, Schema: errs.SchemaInput, Err: errors.New(`the input schema is missing; use {"type": "object"} for a tool that takes any object`)}
+	}
+	in, err := compileSchema(t.InputSchema)
+	if err != nil {
+		return &errs.ToolSchemaError{Tool: t.Name, Schema: errs.SchemaInput, Err: err}
+	}
+	if typ := in.Schema().Type; typ != "object" {
+		return &errs.ToolSchemaError{Tool: t.Name, Schema: errs.SchemaInput, Err: fmt.Errorf(`the input schema must have type "object", not %q`, typ)}
+	}
+	var out *jsonschema.Resolved
+	if t.OutputSchema != nil {
+		if out, err = compileSchema(t.OutputSchema); err != nil {
+			return &errs.ToolSchemaError{Tool: t.Name, Schema: errs.SchemaOutput, Err: err}
+		}
+	}
+	tt := *t
+	tool := &registeredTool{cfg: newConfig(opts), h: h, in: in, out: out, defaults: hasDefaults(in.Schema())}
+	return register(s, &tt, tool.handle)
+}
+
+// register calls s.AddTool, turning its panics (it checks more than we do,
+// such as header annotations) into a *errs.ToolSchemaError.
+func register(s *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &errs.ToolSchemaError{Tool: t.Name, Schema: errs.SchemaInput, Err: fmt.Errorf("the SDK refused the tool: %v", v)}
+		}
+	}()
+	s.AddTool(t, h)
+	return nil
+}
+
+// AddTypedTool registers a typed function as the tool t of s, as [AddTool]
+// does with [toolctx.Typed](fn). A nil t.InputSchema is inferred from In, and
+// a nil t.OutputSchema from Out unless Out is any, with
+// github.com/google/jsonschema-go (the SDK's own inference); a type that has
+// no schema is a [*errs.ToolSchemaError].
+func AddTypedTool[In, Out any](s *mcp.Server, t *mcp.Tool, fn toolctx.TypedFunc[In, Out], opts ...Option) error {
+	if s == nil || t == nil {
+		return ErrNilTool
+	}
+	if fn == nil {
+		return ErrNilHandler
+	}
+	tt := *t
+	if tt.InputSchema == nil {
+		sch, err := jsonschema.For[In](nil)
+		if err != nil {
+			return &errs.ToolSchemaError{Tool: t.Name, Schema: errs.SchemaInput, Err: err}
+		}
+		tt.InputSchema = sch
+	}
+	if tt.OutputSchema == nil && reflect.TypeFor[Out]() != reflect.TypeFor[any]() {
+		sch, err := jsonschema.For[Out](nil)
+		if err != nil {
+			return &errs.ToolSchemaError{Tool: t.Name, Schema: errs.SchemaOutput, Err: err}
+		}
+		tt.OutputSchema = sch
+	}
+	return AddTool(s, &tt, toolctx.Typed(fn), opts...)
+}
+
+// compileSchema resolves a schema given as a *jsonschema.Schema or as
+// anything that encodes to one (json.RawMessage, map[string]any, ...).
+func compileSchema(v any) (*jsonschema.Resolved, error) {
+	sch, ok := v.(*jsonschema.Schema)
+	if !ok {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("encode: %w", err)
+		}
+		sch = new(jsonschema.Schema)
+		if err := json.Unmarshal(b, sch); err != nil {
+			return nil, fmt.Errorf("decode as a JSON Schema: %w", err)
+		}
+	}
+	if sch == nil {
+		return nil, errors.New("the schema is nil")
+	}
+	return sch.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+}
+
+// registeredTool is a toolmw Handler registered with AddTool.
+type registeredTool struct {
+	cfg *config
+	h   toolctx.Handler
+	in  *jsonschema.Resolved
+	out *jsonschema.Resolved
+	// defaults reports that the input schema may have defaults to apply.
+	defaults bool
+}
+
+// hasDefaults reports whether a schema may declare a default anywhere
+// (conservatively: its JSON mentions "default").
+func hasDefaults(s *jsonschema.Schema) bool {
+	b, err := json.Marshal(s)
+	return err != nil || bytes.Contains(b, []byte(`"default"`))
+}
+
+// handle is the SDK tool handler of a registered tool.
+func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if inv, ok := ctx.Value(invocationKey{}).(*invocation); ok && inv.direct == nil {
+		// Inside the adapter's middleware: hand the result to the chain as
+		// is. The SDK sees an empty success.
+		inv.direct = t.call(ctx, inv.req)
+		return &mcp.CallToolResult{}, nil
+	}
+	// No adapter middleware on this server: normalize here.
+	req := new(toolctx.Request)
+	t.cfg.fill(ctx, req, sreq)
+	res := t.callRecovered(ctx, req)
+	if cerr := ctx.Err(); cerr != nil {
+		pub, _ := errs.Normalize(cerr)
+		return failureResult(pub), nil
+	}
+	return toSDKResult(nil, toolctx.Normalized(ctx, res, errs.Normalizer{})), nil
+}
+
+func (t *registeredTool) callRecovered(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			pe := errs.NewPanicError(v)
+			t.cfg.logger().ErrorContext(ctx, "toolmw/mcpsdk: a tool panicked",
+				"panic", pe.Error(), "call", toolctx.DetailsOf(req), "stack", string(pe.Stack))
+			res = toolctx.ErrorResult(pe)
+		}
+	}()
+	return t.call(ctx, req)
+}
+
+// call validates the arguments, runs the handler and checks its output.
+func (t *registeredTool) call(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+	args, err := applyInputSchema(req.Arguments, t.in, t.defaults)
+	if err != nil {
+		return toolctx.ErrorResult(errs.InvalidArguments("invalid arguments: " + err.Error()).WithCause(err))
+	}
+	if !sameBytes(args, req.Arguments) {
+		r := *req
+		r.Arguments = args
+		req = &r
+	}
+	res := t.h.CallTool(ctx, req)
+	if t.out != nil && res != nil && !res.IsError {
+		if err := validateOutput(res.StructuredContent, t.out); err != nil {
+			return toolctx.ErrorResult(fmt.Errorf("tool %q: %w", req.Tool, err))
+		}
+	}
+	return res
+}
+
+// applyInputSchema validates raw arguments against the input schema, with
+// its defaults applied, and returns the arguments to pass on.
+func applyInputSchema(raw json.RawMessage, in *jsonschema.Resolved, defaults bool) (json.RawMessage, error) {
+	v := map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, errors.New("the arguments are not a JSON object")
+		}
+	}
+	var inst any = v
+	if defaults {
+		if err := in.ApplyDefaults(&inst); err != nil {
+			return nil, err
+		}
+	}
+	if err := in.Validate(&inst); err != nil {
+		return nil, err
+	}
+	if !defaults {
+		return raw, nil
+	}
+	return json.Marshal(inst)
+}
+
+func validateOutput(sc any, out *jsonschema.Resolved) error {
+	if sc == nil {
+		return errors.New("the tool has an output schema but returned no structured content")
+	}
+	b, err := json.Marshal(sc)
+	if err != nil {
+		return fmt.Errorf("encode structured content: %w", err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("decode structured content: %w", err)
+	}
+	if err := out.Validate(&v); err != nil {
+		return fmt.Errorf("validating tool output: %w", err)
+	}
+	return nil
+}
