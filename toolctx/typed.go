@@ -77,7 +77,13 @@ func decodeError(err error) *errs.Error {
 		if field == "" {
 			field = "(arguments)"
 		}
-		return errs.Errorf(errs.CodeInvalidArguments, "invalid arguments: field %q must be %s, got %s", field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value).
+		// A hand-written UnmarshalJSON may return an UnmarshalTypeError
+		// with no Type: do not dereference it.
+		want := "of another type"
+		if typeErr.Type != nil {
+			want = jsonKind(typeErr.Type.Kind().String())
+		}
+		return errs.Errorf(errs.CodeInvalidArguments, "invalid arguments: field %q must be %s, got %s", field, want, typeErr.Value).
 			WithDetail(map[string]any{"field": field, "got": typeErr.Value}).WithCause(err)
 	case errors.As(err, &syntaxErr):
 		return errs.Errorf(errs.CodeInvalidArguments, "invalid arguments: malformed JSON at byte %d", syntaxErr.Offset).

@@ -1,0 +1,402 @@
+package toolctx_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+const canary = "CANARY-7f3a-postgres://admin:hunter2@10.0.0.5"
+
+func canceledCtx() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+func expiredCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestConstructors(t *testing.T) {
+	r := toolctx.TextResult("hello")
+	require.Len(t, r.Content, 1, "TextResult has one content")
+	assert.Equal(t, &toolctx.Text{Text: "hello"}, r.Content[0], "TextResult content")
+	assert.False(t, r.IsError, "TextResult is a success")
+	assert.NoError(t, r.Cause(), "TextResult has no cause")
+	assert.Nil(t, r.Error, "TextResult has no envelope")
+
+	s := toolctx.StructuredResult(map[string]int{"n": 3})
+	assert.False(t, s.IsError, "StructuredResult is a success")
+	assert.JSONEq(t, `{"n":3}`, string(s.StructuredContent.(json.RawMessage)), "structured content is the JSON")
+	assert.Equal(t, &toolctx.Text{Text: `{"n":3}`}, s.Content[0], "text content is the same JSON")
+
+	bad := toolctx.StructuredResult(make(chan int))
+	assert.True(t, bad.IsError, "an unencodable value is a failure")
+	assert.Error(t, bad.Cause(), "the encoding error is the cause")
+	assert.Nil(t, bad.StructuredContent, "no structured content on failure")
+
+	cause := errors.New(canary)
+	e := toolctx.ErrorResult(cause)
+	assert.True(t, e.IsError, "ErrorResult is a failure")
+	assert.Same(t, cause, e.Cause(), "ErrorResult keeps the raw error")
+	assert.Nil(t, e.Error, "ErrorResult is not normalized yet")
+	assert.Empty(t, e.Content, "ErrorResult has no content before normalization")
+	assert.False(t, e.Scrubbed(), "not normalized, not scrubbed")
+
+	n := toolctx.ErrorResult(nil)
+	assert.True(t, n.IsError, "ErrorResult(nil) is still a failure")
+	assert.Error(t, n.Cause(), "ErrorResult(nil) records a cause")
+
+	var nilRes *toolctx.CallResult
+	assert.ErrorIs(t, nilRes.Cause(), toolctx.ErrNilResult, "a nil result's cause is ErrNilResult")
+	assert.False(t, nilRes.Scrubbed(), "a nil result is not scrubbed")
+}
+
+func TestClassify(t *testing.T) {
+	raw := errors.New(canary)
+	n := errs.Normalizer{}
+	bg := context.Background()
+
+	o := toolctx.Classify(bg, nil, n)
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, Scrubbed: true}, o, "nil result is an internal, scrubbed failure")
+
+	assert.Equal(t, toolctx.Outcome{}, toolctx.Classify(bg, toolctx.TextResult("ok"), n), "success is the zero outcome")
+
+	already := toolctx.Normalized(bg, toolctx.ErrorResult(raw), n)
+	o = toolctx.Classify(bg, already, n)
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: *already.Error, Scrubbed: true}, o, "an already-normalized result keeps its envelope and scrubbed flag")
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: *already.Error, Scrubbed: true}, toolctx.Classify(canceledCtx(), already, n), "an already-normalized result is not reclassified after cancellation")
+
+	own := &toolctx.CallResult{IsError: true, Content: []toolctx.Content{&toolctx.Text{Text: "city not known"}, &toolctx.Image{Data: []byte{1}}, &toolctx.Text{Text: "try Paris"}}}
+	o = toolctx.Classify(bg, own, n)
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeToolError, Message: "city not known\ntry Paris"}}, o, "a handler's own isError result is public, its text joined")
+	o = toolctx.Classify(bg, &toolctx.CallResult{IsError: true}, n)
+	assert.Equal(t, errs.CodeToolError.DefaultMessage(), o.Public.Message, "a handler's own isError result with no text gets the default message")
+
+	o = toolctx.Classify(bg, toolctx.ErrorResult(raw), n)
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, Scrubbed: true}, o, "raw cause is scrubbed")
+
+	o = toolctx.Classify(bg, toolctx.ErrorResult(errs.NotFound("nope").WithCause(raw)), n)
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeNotFound, Message: "nope"}}, o, "explicit public error")
+
+	o = toolctx.Classify(canceledCtx(), toolctx.ErrorResult(raw), n)
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeCanceled, Message: errs.CodeCanceled.DefaultMessage()}}, o, "raw cause after cancellation is canceled")
+
+	o = toolctx.Classify(expiredCtx(t), toolctx.ErrorResult(raw), n)
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeTimeout, Message: errs.CodeTimeout.DefaultMessage()}}, o, "raw cause after the deadline is timeout")
+
+	o = toolctx.Classify(canceledCtx(), toolctx.ErrorResult(errs.NotFound("nope")), n)
+	assert.Equal(t, errs.CodeNotFound, o.Public.Code, "an explicit public error is kept after cancellation")
+
+	o = toolctx.Classify(canceledCtx(), toolctx.ErrorResult(errs.NewPanicError(canary)), n)
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, Scrubbed: true}, o, "a panic stays internal and scrubbed even after cancellation")
+}
+
+func TestNormalized(t *testing.T) {
+	raw := errors.New(canary)
+	n := errs.Normalizer{}
+	bg := context.Background()
+
+	ok := toolctx.TextResult("ok")
+	assert.Same(t, ok, toolctx.Normalized(bg, ok, n), "success is returned unchanged")
+
+	first := toolctx.Normalized(bg, toolctx.ErrorResult(raw), n)
+	assert.Same(t, first, toolctx.Normalized(bg, first, n), "an already-normalized result is returned unchanged")
+
+	orig := toolctx.ErrorResult(raw)
+	orig.Meta = map[string]any{"leak": canary}
+	orig.StructuredContent = map[string]string{"leak": canary}
+	orig.Content = []toolctx.Content{&toolctx.Text{Text: canary}}
+	out := toolctx.Normalized(bg, orig, n)
+	assert.NotSame(t, orig, out, "a failure becomes a new result")
+	assert.True(t, out.IsError, "IsError")
+	require.NotNil(t, out.Error, "envelope set")
+	assert.Equal(t, errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, *out.Error, "generic envelope")
+	assert.Equal(t, []toolctx.Content{&toolctx.Text{Text: errs.GenericMessage}}, out.Content, "the public message is the only content")
+	assert.Nil(t, out.StructuredContent, "no structured content")
+	assert.Nil(t, out.Meta, "no _meta")
+	assert.Same(t, raw, out.Cause(), "raw cause kept")
+	assert.True(t, out.Scrubbed(), "scrubbed")
+	assert.Nil(t, orig.Error, "the original result is not changed")
+
+	own := &toolctx.CallResult{IsError: true, Content: []toolctx.Content{&toolctx.Text{Text: "city not known"}}}
+	out = toolctx.Normalized(bg, own, n)
+	assert.Equal(t, own.Content, out.Content, "a handler's own isError result keeps its content")
+	assert.Equal(t, errs.Public{Code: errs.CodeToolError, Message: "city not known"}, *out.Error, "tool_error envelope")
+	assert.NoError(t, out.Cause(), "no raw cause")
+	assert.False(t, out.Scrubbed(), "not scrubbed")
+
+	empty := toolctx.Normalized(bg, &toolctx.CallResult{IsError: true}, n)
+	assert.Equal(t, []toolctx.Content{&toolctx.Text{Text: errs.CodeToolError.DefaultMessage()}}, empty.Content, "own isError result with no content gets the message as content")
+
+	nilOut := toolctx.Normalized(bg, nil, n)
+	require.NotNil(t, nilOut, "a nil result becomes a failure")
+	assert.ErrorIs(t, nilOut.Cause(), toolctx.ErrNilResult, "its cause is ErrNilResult")
+	assert.Equal(t, errs.CodeInternal, nilOut.Error.Code, "internal")
+	assert.True(t, nilOut.Scrubbed(), "scrubbed")
+
+	pub := toolctx.Normalized(bg, toolctx.ErrorResult(errs.NotFound("no such city").WithDetail(map[string]any{"city": "x"}).WithCause(raw)), n)
+	assert.Equal(t, errs.Public{Code: errs.CodeNotFound, Message: "no such city", Detail: map[string]any{"city": "x"}}, *pub.Error, "explicit error envelope")
+	assert.False(t, pub.Scrubbed(), "explicit error is not scrubbed")
+	assert.ErrorIs(t, pub.Cause(), raw, "cause kept")
+
+	custom := toolctx.Normalized(bg, toolctx.ErrorResult(raw), errs.Normalizer{GenericMessage: "oops"})
+	assert.Equal(t, "oops", custom.Error.Message, "the normalizer's generic message")
+
+	canc := toolctx.Normalized(canceledCtx(), toolctx.ErrorResult(raw), n)
+	assert.Equal(t, errs.CodeCanceled, canc.Error.Code, "raw cause after cancellation")
+	assert.Same(t, raw, canc.Cause(), "the raw cause is still kept")
+}
+
+func TestCallResultPrintingHidesCause(t *testing.T) {
+	r := toolctx.Normalized(context.Background(), toolctx.ErrorResult(fmt.Errorf("wrapped: %w", errors.New(canary))), errs.Normalizer{})
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x"} {
+		assert.NotContains(t, fmt.Sprintf(verb, r), "CANARY", "pointer printed with %s", verb)
+		assert.NotContains(t, fmt.Sprintf(verb, *r), "CANARY", "value printed with %s", verb)
+	}
+	assert.Contains(t, fmt.Sprintf("%+v", r), "IsError:true", "the public fields are printed")
+	b, err := json.Marshal(r)
+	require.NoError(t, err, "marshal")
+	assert.NotContains(t, string(b), "CANARY", "JSON has no cause")
+
+	var nilRes *toolctx.CallResult
+	assert.NotPanics(t, func() { _ = fmt.Sprintf("%v", nilRes) }, "printing a nil result does not panic")
+}
+
+func TestNewCallIDUniqueConcurrent(t *testing.T) {
+	const workers, per = 8, 2000
+	ids := make(chan string, workers*per)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range per {
+				ids <- toolctx.NewCallID()
+			}
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	seen := make(map[string]bool, workers*per)
+	for id := range ids {
+		require.NotEmpty(t, id, "call id is set")
+		require.False(t, seen[id], "call id %q is unique", id)
+		seen[id] = true
+	}
+	assert.Len(t, seen, workers*per, "every id was distinct")
+}
+
+func TestContextHelpers(t *testing.T) {
+	bg := context.Background()
+	assert.Nil(t, toolctx.IdentityFrom(bg), "no identity by default")
+	assert.Empty(t, toolctx.RequestIDFrom(bg), "no request id by default")
+
+	ctx := toolctx.WithIdentity(bg, toolctx.Identity{Subject: "alice", Scopes: []string{"read"}})
+	ctx = toolctx.WithRequestID(ctx, "req-1")
+	id := toolctx.IdentityFrom(ctx)
+	require.NotNil(t, id, "identity set")
+	assert.Equal(t, "alice", id.Subject, "subject")
+	assert.Equal(t, []string{"read"}, id.Scopes, "scopes")
+	assert.Equal(t, "req-1", toolctx.RequestIDFrom(ctx), "request id")
+}
+
+func TestDetailsReadOnly(t *testing.T) {
+	req := &toolctx.Request{
+		Tool: "search", CallID: "c1", RequestID: "r1", SessionID: "s1", Transport: toolctx.TransportStdio,
+		Arguments: json.RawMessage(`{"password":"` + canary + `"}`),
+		Header:    map[string][]string{"Authorization": {"Bearer " + canary}},
+		Meta:      map[string]any{"progressToken": "p", "nested": map[string]any{"k": []any{"v", map[string]any{"deep": 1}}}},
+		Identity:  &toolctx.Identity{Subject: "alice", Scopes: []string{"read", "write"}},
+	}
+	d := toolctx.DetailsOf(req)
+	assert.False(t, d.IsZero(), "details of a request are not zero")
+	assert.Equal(t, "search", d.Tool(), "tool")
+	assert.Equal(t, "c1", d.CallID(), "call id")
+	assert.Equal(t, "r1", d.RequestID(), "request id")
+	assert.Equal(t, "s1", d.SessionID(), "session id")
+	assert.Equal(t, toolctx.TransportStdio, d.Transport(), "transport")
+	assert.Equal(t, "alice", d.Subject(), "subject")
+
+	scopes := d.Scopes()
+	scopes[0] = "admin"
+	assert.Equal(t, []string{"read", "write"}, req.Identity.Scopes, "mutating returned scopes does not change the request")
+	assert.Equal(t, []string{"read", "write"}, d.Scopes(), "details still report the original scopes")
+
+	meta := d.Meta()
+	meta["progressToken"] = "changed"
+	meta["new"] = true
+	meta["nested"].(map[string]any)["k"].([]any)[0] = "changed"
+	meta["nested"].(map[string]any)["k"].([]any)[1].(map[string]any)["deep"] = 2
+	assert.Equal(t, map[string]any{"progressToken": "p", "nested": map[string]any{"k": []any{"v", map[string]any{"deep": 1}}}}, req.Meta, "mutating returned meta (deeply) does not change the request")
+
+	rendered := fmt.Sprintf("%v %+v", d, d.LogValue())
+	assert.NotContains(t, rendered, "CANARY", "details carry no arguments or headers")
+
+	var zero toolctx.Details
+	assert.True(t, zero.IsZero(), "zero details")
+	assert.Empty(t, zero.Tool(), "zero tool")
+	assert.Empty(t, zero.CallID(), "zero call id")
+	assert.Empty(t, zero.RequestID(), "zero request id")
+	assert.Empty(t, zero.SessionID(), "zero session id")
+	assert.Empty(t, zero.Transport(), "zero transport")
+	assert.Empty(t, zero.Subject(), "zero subject")
+	assert.Nil(t, zero.Scopes(), "zero scopes")
+	assert.Nil(t, zero.Meta(), "zero meta")
+	noID := toolctx.DetailsOf(&toolctx.Request{Tool: "x"})
+	assert.Empty(t, noID.Subject(), "no identity, no subject")
+	assert.Nil(t, noID.Scopes(), "no identity, no scopes")
+	assert.Nil(t, toolctx.CloneMeta(map[string]any{}), "CloneMeta of an empty map is nil")
+	b := []byte("ab")
+	cl := toolctx.CloneMeta(map[string]any{"b": b})
+	cl["b"].([]byte)[0] = 'z'
+	assert.Equal(t, "ab", string(b), "CloneMeta copies byte slices")
+}
+
+type badOut struct {
+	F float64
+}
+
+func TestTyped(t *testing.T) {
+	type In struct {
+		City  string `json:"city"`
+		Days  int    `json:"days"`
+		Inner struct {
+			Flag bool `json:"flag"`
+		} `json:"inner"`
+	}
+	type Out struct {
+		Forecast string `json:"forecast"`
+	}
+	var calls int
+	var got In
+	h := toolctx.Typed(func(ctx context.Context, req *toolctx.Request, in In) (Out, error) {
+		calls++
+		got = in
+		switch in.City {
+		case "error":
+			return Out{}, errors.New(canary)
+		case "public":
+			return Out{}, errs.NotFound("no such city")
+		}
+		return Out{Forecast: in.City + " sunny"}, nil
+	})
+	call := func(args string) *toolctx.CallResult {
+		return h.CallTool(context.Background(), &toolctx.Request{Tool: "weather", Arguments: json.RawMessage(args)})
+	}
+
+	r := call(`{"city":"Paris","days":2,"inner":{"flag":true}}`)
+	require.False(t, r.IsError, "success")
+	assert.JSONEq(t, `{"forecast":"Paris sunny"}`, string(r.StructuredContent.(json.RawMessage)), "structured content")
+	assert.Equal(t, []toolctx.Content{&toolctx.Text{Text: `{"forecast":"Paris sunny"}`}}, r.Content, "text content is the JSON")
+	assert.Equal(t, 2, got.Days, "decoded")
+	assert.True(t, got.Inner.Flag, "decoded nested")
+
+	invalid := map[string]struct{ field, msg string }{
+		`{"city":"Paris","days":"two"}`: {"days", `field "days" must be an integer, got string`},
+		`{"city":3}`:                    {"city", `field "city" must be a string, got number`},
+		`{"inner":{"flag":"yes"}}`:      {"inner.flag", `field "inner.flag" must be a boolean`},
+		`{"city":"Paris","color":"red"}`: {"color", `unknown field "color"`},
+		`{"city":"Paris"`:                {"", "truncated JSON"},
+		`{"city":Paris}`:                 {"", "malformed JSON at byte"},
+		`{"city":"Paris"} {"x":1}`:       {"", "trailing data"},
+		`{"city":"Paris"}}`:              {"", "trailing data"},
+		`["Paris"]`:                      {"", "expected a JSON object"},
+		`"Paris"`:                        {"", "expected a JSON object"},
+		`42`:                             {"", "expected a JSON object"},
+	}
+	for args, want := range invalid {
+		before := calls
+		r := call(args)
+		require.True(t, r.IsError, "%s: failure", args)
+		assert.Equal(t, before, calls, "%s: fn not called", args)
+		var e *errs.Error
+		require.ErrorAs(t, r.Cause(), &e, "%s: cause is an *errs.Error", args)
+		assert.Equal(t, errs.CodeInvalidArguments, e.Code, "%s: invalid arguments", args)
+		assert.Contains(t, e.Message, want.msg, "%s: message", args)
+		if want.field != "" {
+			assert.Equal(t, want.field, e.Detail["field"], "%s: detail names the field", args)
+		}
+		pub, scrubbed := errs.Normalize(r.Cause())
+		assert.False(t, scrubbed, "%s: invalid arguments feedback is public", args)
+		assert.Equal(t, errs.CodeInvalidArguments, pub.Code, "%s: public code", args)
+	}
+
+	for _, args := range []string{``, `  `, `null`, ` null `} {
+		before := calls
+		r := call(args)
+		require.False(t, r.IsError, "%q: empty arguments are the zero value", args)
+		assert.Equal(t, before+1, calls, "%q: fn called", args)
+		assert.Equal(t, In{}, got, "%q: zero value", args)
+	}
+
+	r = call(`{"city":"error"}`)
+	require.True(t, r.IsError, "fn error is a failure")
+	assert.EqualError(t, r.Cause(), canary, "fn's raw error is the cause")
+	_, scrubbed := errs.Normalize(r.Cause())
+	assert.True(t, scrubbed, "a raw fn error is scrubbed")
+
+	r = call(`{"city":"public"}`)
+	pub, scrubbed := errs.Normalize(r.Cause())
+	assert.Equal(t, errs.CodeNotFound, pub.Code, "a public fn error keeps its code")
+	assert.False(t, scrubbed, "a public fn error is not scrubbed")
+
+	ch := toolctx.Typed(func(context.Context, *toolctx.Request, struct{}) (chan int, error) { return make(chan int), nil })
+	r = ch.CallTool(context.Background(), &toolctx.Request{})
+	require.True(t, r.IsError, "an unencodable Out (chan) is a failure")
+	pub, scrubbed = errs.Normalize(r.Cause())
+	assert.Equal(t, errs.CodeInternal, pub.Code, "unencodable Out is internal")
+	assert.True(t, scrubbed, "unencodable Out is scrubbed")
+
+	inf := toolctx.Typed(func(context.Context, *toolctx.Request, struct{}) (badOut, error) { return badOut{F: math.Inf(1)}, nil })
+	r = inf.CallTool(context.Background(), &toolctx.Request{})
+	require.True(t, r.IsError, "an unencodable Out (+Inf) is a failure")
+	assert.Equal(t, errs.CodeInternal, errs.CodeOf(r.Cause()), "+Inf is internal")
+}
+
+// typeErrUnmarshaler returns a *json.UnmarshalTypeError with no Type, as a
+// hand-written UnmarshalJSON may.
+type typeErrUnmarshaler struct{}
+
+func (*typeErrUnmarshaler) UnmarshalJSON([]byte) error {
+	return &json.UnmarshalTypeError{Value: "thing"}
+}
+
+// secretUnmarshaler fails with a raw message, as a custom type may.
+type secretUnmarshaler struct{}
+
+func (*secretUnmarshaler) UnmarshalJSON([]byte) error { return errors.New(canary) }
+
+func TestDecodeArgumentsCustomUnmarshalers(t *testing.T) {
+	var a struct {
+		X typeErrUnmarshaler `json:"x"`
+	}
+	var err error
+	require.NotPanics(t, func() { err = toolctx.DecodeArguments(json.RawMessage(`{"x":1}`), &a) }, "an UnmarshalTypeError without a Type must not panic")
+	var e *errs.Error
+	require.ErrorAs(t, err, &e, "an *errs.Error")
+	assert.Equal(t, errs.CodeInvalidArguments, e.Code, "invalid arguments")
+
+	var b struct {
+		X secretUnmarshaler `json:"x"`
+	}
+	err = toolctx.DecodeArguments(json.RawMessage(`{"x":1}`), &b)
+	require.ErrorAs(t, err, &e, "an *errs.Error")
+	assert.Equal(t, errs.CodeInvalidArguments, e.Code, "invalid arguments")
+	assert.NotContains(t, e.Message, "CANARY", "a custom unmarshaler's raw message is not public")
+	assert.ErrorContains(t, err, "CANARY", "but it is the private cause")
+}
