@@ -307,9 +307,9 @@ func TestTyped(t *testing.T) {
 	assert.True(t, got.Inner.Flag, "decoded nested")
 
 	invalid := map[string]struct{ field, msg string }{
-		`{"city":"Paris","days":"two"}`: {"days", `field "days" must be an integer, got string`},
-		`{"city":3}`:                    {"city", `field "city" must be a string, got number`},
-		`{"inner":{"flag":"yes"}}`:      {"inner.flag", `field "inner.flag" must be a boolean`},
+		`{"city":"Paris","days":"two"}`:  {"days", `field "days" must be an integer, got string`},
+		`{"city":3}`:                     {"city", `field "city" must be a string, got number`},
+		`{"inner":{"flag":"yes"}}`:       {"inner.flag", `field "inner.flag" must be a boolean`},
 		`{"city":"Paris","color":"red"}`: {"color", `unknown field "color"`},
 		`{"city":"Paris"`:                {"", "truncated JSON"},
 		`{"city":Paris}`:                 {"", "malformed JSON at byte"},
