@@ -67,6 +67,13 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 					return
 				}
 				v := recover()
+				if v == nil {
+					// runtime.Goexit (t.FailNow in a test handler, say):
+					// nothing panicked, so there is nothing to report, and
+					// re-panicking would turn the Goexit into a crash.
+					// (panic(nil) is a *runtime.PanicNilError since Go 1.21.)
+					return
+				}
 				if stage == inHook {
 					o.logger().ErrorContext(ctx, "toolmw: after hook panicked", "panic", v, "call", toolctx.DetailsOf(req))
 					return
