@@ -1,0 +1,142 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+// ReservedMetaPrefix is the prefix of the _meta keys the MCP protocol itself
+// adds to requests; they are left out of [Record.ClientMeta].
+const ReservedMetaPrefix = "io.modelcontextprotocol/"
+
+// Redactor returns what may be recorded of a call's arguments: a redacted
+// copy of args, or nil to record none. It must not change args, and must
+// not panic.
+type Redactor func(tool string, args json.RawMessage) json.RawMessage
+
+// Option configures [Interceptor].
+type Option func(*config)
+
+type config struct {
+	redact Redactor
+	noMeta bool
+	mwOpts []middleware.Option
+}
+
+// WithArguments records the call's arguments as redact returns them. Without
+// it no argument is ever recorded. It costs a context value per call.
+func WithArguments(redact Redactor) Option {
+	return func(c *config) { c.redact = redact }
+}
+
+// WithoutClientMeta leaves the client's _meta out of rows. By default it is
+// recorded (untrusted, minus the protocol's own keys), which costs a copy of
+// the map on calls whose _meta has keys of its own.
+func WithoutClientMeta() Option {
+	return func(c *config) { c.noMeta = true }
+}
+
+// WithNormalizer sets the rules used to classify results when Normalize
+// with a mapping is not inside the interceptor; use the chain's normalizer.
+// See [middleware.WithNormalizer].
+func WithNormalizer(n errs.Normalizer) Option {
+	return func(c *config) { c.mwOpts = append(c.mwOpts, middleware.WithNormalizer(n)) }
+}
+
+// WithHookOptions passes options to the underlying [middleware.After] (a
+// fallback logger for a panicking emitter, say).
+func WithHookOptions(opts ...middleware.Option) Option {
+	return func(c *config) { c.mwOpts = append(c.mwOpts, opts...) }
+}
+
+type argsKey struct{}
+
+// Interceptor returns the audit interceptor: one row per tool call, emitted
+// to e, including calls that panicked, were cancelled, timed out or were
+// rejected by a guard inside it. It is built on [middleware.After], so it
+// writes the same row whether or not [middleware.Normalize] is in the
+// chain. Place it outermost, outside [middleware.Recover]:
+//
+//	w := audit.NewAsync(store, audit.AsyncConfig{})
+//	chain := middleware.New(audit.Interceptor(w), middleware.Diagnostics(report), middleware.Recover)
+//
+// The row's message is the raw message (the cause's Error text; for a
+// panic the value, never the stack) only where the caller's message was
+// scrubbed, and the public message everywhere else. On a successful call
+// without _meta of the client's own, building and emitting the row
+// allocates nothing.
+func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if e == nil {
+		return func(next toolctx.Handler) toolctx.Handler { return next }
+	}
+	hook := func(ctx context.Context, info middleware.CallInfo) {
+		r := Record{
+			Time:      info.Start,
+			Kind:      KindTool,
+			CallID:    info.Details.CallID(),
+			RequestID: info.Details.RequestID(),
+			SessionID: info.Details.SessionID(),
+			Transport: string(info.Details.Transport()),
+			Tool:      info.Details.Tool(),
+			Subject:   info.Details.Subject(),
+			Outcome:   OutcomeOK,
+			Duration:  info.Duration,
+		}
+		if o := info.Outcome; o.Failed {
+			cause := info.Cause()
+			r.Code = o.Public.Code
+			r.Outcome = OutcomeOf(o.Public.Code, o.Scrubbed, cause)
+			if o.Scrubbed && cause != nil {
+				r.Message = cause.Error() // *errs.PanicError's text has the value, never the stack
+			} else {
+				r.Message = o.Public.Message
+				r.Detail = o.Public.Detail
+			}
+		}
+		if !c.noMeta {
+			r.ClientMeta = clientMeta(info.Details)
+		}
+		if c.redact != nil {
+			if req, ok := ctx.Value(argsKey{}).(*toolctx.Request); ok && len(req.Arguments) > 0 {
+				r.Arguments = c.redact(req.Tool, req.Arguments)
+			}
+		}
+		e.Emit(ctx, r)
+	}
+	after := middleware.After(hook, c.mwOpts...)
+	if c.redact == nil {
+		return after
+	}
+	return func(next toolctx.Handler) toolctx.Handler {
+		h := after(next)
+		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			return h.CallTool(context.WithValue(ctx, argsKey{}, req), req)
+		})
+	}
+}
+
+// clientMeta returns the client's own _meta keys, or nil.
+func clientMeta(d toolctx.Details) map[string]any {
+	m := d.Meta() // nil, without allocating, when the request has no _meta
+
+	for k := range m {
+		if strings.HasPrefix(k, ReservedMetaPrefix) {
+			delete(m, k)
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}

@@ -1,0 +1,230 @@
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/toolmw/toolmw/errs"
+)
+
+// Kind says what a [Record] describes.
+type Kind string
+
+// The kinds of row.
+const (
+	// KindTool is one tool call, written by [Interceptor].
+	KindTool Kind = "tool"
+	// KindHTTP is one HTTP request, written by [HTTP].
+	KindHTTP Kind = "http"
+)
+
+// Outcome is how a call or request ended: a small closed set, stable as
+// strings, so queries and dashboards may match on them.
+type Outcome string
+
+// The outcomes.
+const (
+	// OutcomeOK: the call succeeded (HTTP: a status below 400).
+	OutcomeOK Outcome = "ok"
+	// OutcomeError: the call failed after it was accepted, with a public
+	// error (the row holds its public message) or an internal one (the row
+	// holds the raw message).
+	OutcomeError Outcome = "error"
+	// OutcomeRejected: the call was refused before doing its work: unknown
+	// tool, malformed request, invalid arguments, unauthenticated,
+	// permission denied, rate limited or over quota (HTTP: 400, 401, 403,
+	// 404, 405, 413, 415 or 429).
+	OutcomeRejected Outcome = "rejected"
+	// OutcomeCanceled: the client cancelled the call.
+	OutcomeCanceled Outcome = "canceled"
+	// OutcomeTimeout: the call ran past its deadline.
+	OutcomeTimeout Outcome = "timeout"
+	// OutcomePanic: a handler or interceptor panicked; the row holds the
+	// panic value's message, never the stack.
+	OutcomePanic Outcome = "panic"
+)
+
+// Outcomes returns every outcome, in a fixed order.
+func Outcomes() []Outcome {
+	return []Outcome{OutcomeOK, OutcomeError, OutcomeRejected, OutcomeCanceled, OutcomeTimeout, OutcomePanic}
+}
+
+// Valid reports whether o is one of [Outcomes].
+func (o Outcome) Valid() bool {
+	switch o {
+	case OutcomeOK, OutcomeError, OutcomeRejected, OutcomeCanceled, OutcomeTimeout, OutcomePanic:
+		return true
+	}
+	return false
+}
+
+// OutcomeOf returns the outcome of a failed call from its public code and
+// raw cause: [OutcomePanic] when the raw message was scrubbed and the cause
+// is an [*errs.PanicError], otherwise by code.
+func OutcomeOf(code errs.Code, scrubbed bool, cause error) Outcome {
+	if scrubbed && cause != nil {
+		var pe *errs.PanicError
+		if errors.As(cause, &pe) {
+			return OutcomePanic
+		}
+	}
+	switch code {
+	case errs.CodeCanceled:
+		return OutcomeCanceled
+	case errs.CodeTimeout:
+		return OutcomeTimeout
+	case errs.CodeUnknownTool, errs.CodeInvalidRequest, errs.CodeInvalidArguments,
+		errs.CodeUnauthenticated, errs.CodePermissionDenied, errs.CodeRateLimited, errs.CodeQuotaExceeded:
+		return OutcomeRejected
+	}
+	return OutcomeError
+}
+
+// Record is one audit row: a tool call ([KindTool]) or an HTTP request
+// ([KindHTTP]).
+//
+// Message is what the caller was told (the public message), except where
+// the caller's message was scrubbed (an internal error with a raw cause, or
+// a panic): there, and only there, it is the raw message, so the operator
+// sees the cause. It never holds a stack. Arguments are present only when
+// the user opted in with a redactor ([WithArguments]); ClientMeta is the
+// client-supplied _meta, untrusted, without the protocol's own
+// "io.modelcontextprotocol/" keys.
+//
+// A Record is a plain value: the interceptor builds it without allocating
+// on a successful call, and sinks must not keep references into it after
+// they return.
+type Record struct {
+	// Time is when the call or request started.
+	Time time.Time
+	// Kind is tool or http.
+	Kind Kind
+	// CallID is the tool call's correlation id (tool rows).
+	CallID string
+	// RequestID is the HTTP request id, where known.
+	RequestID string
+	// SessionID is the MCP session id, where the transport has one.
+	SessionID string
+	// Transport is the MCP transport (tool rows).
+	Transport string
+	// Tool is the tool's name (tool rows).
+	Tool string
+	// Subject is the authenticated caller's subject; never a credential.
+	Subject string
+	// Outcome is how the call ended.
+	Outcome Outcome
+	// Code is the public error code; empty on success.
+	Code errs.Code
+	// Message is the public message, or the raw message where the caller's
+	// was scrubbed; empty on success.
+	Message string
+	// Detail is the public structured detail of a failure, if any.
+	Detail map[string]any
+	// Duration is how long the call or request took.
+	Duration time.Duration
+	// ClientMeta is the client's _meta minus the "io.modelcontextprotocol/"
+	// keys. It is untrusted: the client chose every key and value.
+	ClientMeta map[string]any
+	// Arguments is the redacted JSON of the call's arguments, present only
+	// with [WithArguments].
+	Arguments json.RawMessage
+	// Method is the HTTP method (HTTP rows).
+	Method string
+	// Path is the HTTP request path, without the query (HTTP rows).
+	Path string
+	// Status is the HTTP status code (HTTP rows).
+	Status int
+}
+
+// Failed reports whether the row describes a failure.
+func (r *Record) Failed() bool { return r.Outcome != OutcomeOK && r.Outcome != "" }
+
+// Attrs returns the row's fields as typed slog attributes; empty fields are
+// left out.
+func (r *Record) Attrs() []slog.Attr { return r.attrs(true) }
+
+func (r *Record) attrs(withTime bool) []slog.Attr {
+	attrs := make([]slog.Attr, 0, 20)
+	if withTime {
+		attrs = append(attrs, slog.Time("time", r.Time))
+	}
+	attrs = append(attrs, slog.String("kind", string(r.Kind)))
+	str := func(k, v string) {
+		if v != "" {
+			attrs = append(attrs, slog.String(k, v))
+		}
+	}
+	str("call_id", r.CallID)
+	str("request_id", r.RequestID)
+	str("session_id", r.SessionID)
+	str("transport", r.Transport)
+	str("tool", r.Tool)
+	str("subject", r.Subject)
+	str("method", r.Method)
+	str("path", r.Path)
+	if r.Status != 0 {
+		attrs = append(attrs, slog.Int("status", r.Status))
+	}
+	str("outcome", string(r.Outcome))
+	str("code", string(r.Code))
+	str("message", r.Message)
+	if len(r.Detail) > 0 {
+		attrs = append(attrs, slog.Any("detail", r.Detail))
+	}
+	attrs = append(attrs, slog.Duration("duration", r.Duration))
+	if len(r.ClientMeta) > 0 {
+		attrs = append(attrs, slog.Any("client_meta", r.ClientMeta))
+	}
+	if len(r.Arguments) > 0 {
+		attrs = append(attrs, slog.String("arguments", string(r.Arguments)))
+	}
+	return attrs
+}
+
+// LogValue renders the row as a group of typed attributes (see
+// [Record.Attrs]).
+func (r Record) LogValue() slog.Value { return slog.GroupValue(r.Attrs()...) }
+
+// Level is the slog level a row is logged at: Info for success, Warn for
+// public failures, Error for internal failures and panics.
+func (r *Record) Level() slog.Level {
+	switch {
+	case r.Outcome == OutcomeOK:
+		return slog.LevelInfo
+	case r.Outcome == OutcomePanic || r.Code == errs.CodeInternal || r.Status >= 500:
+		return slog.LevelError
+	}
+	return slog.LevelWarn
+}
+
+// httpCode maps an HTTP status to the code and outcome of an HTTP row.
+func httpCode(status int) (errs.Code, Outcome) {
+	switch {
+	case status < 400:
+		return "", OutcomeOK
+	case status == http.StatusUnauthorized:
+		return errs.CodeUnauthenticated, OutcomeRejected
+	case status == http.StatusForbidden:
+		return errs.CodePermissionDenied, OutcomeRejected
+	case status == http.StatusTooManyRequests:
+		return errs.CodeRateLimited, OutcomeRejected
+	case status == http.StatusNotFound:
+		return errs.CodeNotFound, OutcomeRejected
+	case status == http.StatusBadRequest, status == http.StatusMethodNotAllowed,
+		status == http.StatusRequestEntityTooLarge, status == http.StatusUnsupportedMediaType,
+		status == http.StatusNotAcceptable:
+		return errs.CodeInvalidRequest, OutcomeRejected
+	case status == http.StatusRequestTimeout, status == http.StatusGatewayTimeout:
+		return errs.CodeTimeout, OutcomeTimeout
+	case status == 499:
+		return errs.CodeCanceled, OutcomeCanceled
+	case status == http.StatusServiceUnavailable:
+		return errs.CodeUnavailable, OutcomeError
+	case status >= 500:
+		return errs.CodeInternal, OutcomeError
+	}
+	return errs.CodeFailedPrecondition, OutcomeError
+}

@@ -1,0 +1,26 @@
+// Package sqlstore is the SQL audit store: an [audit.Sink] that writes
+// [audit.Record] rows to SQLite (modernc.org/sqlite, pure Go, driver name
+// "sqlite": the embedded default, a file path is all it needs) or
+// PostgreSQL (github.com/jackc/pgx/v5, for a fleet of servers sharing one
+// log), and [Store.Query], which reads them back for an operator.
+//
+// Both databases are in this one package: importing it builds both drivers,
+// and importing package audit builds neither.
+//
+// The table ([Options.Table], default "toolmw_audit") is created on open,
+// with its indexes on time and on (tool, time), and its layout version is
+// kept in "<table>_schema". Opening is idempotent; a table written by a
+// newer toolmw is refused with [ErrNewerSchema]. SQLite runs in WAL mode
+// with synchronous=NORMAL; PostgreSQL takes an advisory lock while it
+// creates the table, so replicas may start together.
+//
+// Each batch is one transaction: SQLite uses a prepared multi-row INSERT of
+// up to 500 rows, PostgreSQL one COPY. Put the store behind [audit.NewAsync]:
+// a failed batch is retried whole and then goes to the fallback sink, and a
+// tool call never waits for the database.
+//
+// Columns: id, ts (SQLite: Unix nanoseconds; PostgreSQL: timestamptz), kind,
+// call_id, request_id, session_id, transport, tool, subject, outcome, code,
+// message, detail (JSON), duration_ns, client_meta (JSON, untrusted),
+// arguments (JSON, only with a redactor), method, path, status.
+package sqlstore

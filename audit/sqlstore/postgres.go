@@ -1,0 +1,196 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolmw/toolmw/audit"
+)
+
+// OpenPostgres connects to the PostgreSQL server at dsn (a URL or a
+// key=value string, as pgx takes) and creates or checks the audit table in
+// one transaction, under an advisory lock so that replicas starting
+// together do not race. Batches are written with COPY.
+//
+// Errors name the problem: a DSN that does not parse, a server that cannot
+// be reached, a table with a newer schema ([ErrNewerSchema]). OpenPostgres
+// never panics.
+func OpenPostgres(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	table, err := opts.table()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: postgres: the DSN cannot be parsed: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("sqlstore: postgres: cannot connect to %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
+	s := &Store{dialect: postgres, table: table, pool: pool}
+	if err := s.initPostgres(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("sqlstore: postgres: %w", err)
+	}
+	return s, nil
+}
+
+func (s *Store) initPostgres(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot begin the schema transaction: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	t := s.table
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "toolmw_audit_schema:"+t); err != nil {
+		return fmt.Errorf("cannot take the schema lock: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+t+`_schema (version integer NOT NULL)`); err != nil {
+		return fmt.Errorf("cannot create the schema table: %w", err)
+	}
+	var version *int32
+	if err := tx.QueryRow(ctx, `SELECT MAX(version) FROM `+t+`_schema`).Scan(&version); err != nil {
+		return fmt.Errorf("cannot read the schema version: %w", err)
+	}
+	switch {
+	case version != nil && *version > SchemaVersion:
+		return newerSchema(t, int(*version))
+	case version != nil && *version == SchemaVersion:
+		return tx.Commit(ctx)
+	}
+	stmts := []string{
+		`CREATE TABLE IF NOT EXISTS ` + t + ` (
+			id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+			ts timestamptz NOT NULL,
+			kind text NOT NULL,
+			call_id text NOT NULL DEFAULT '',
+			request_id text NOT NULL DEFAULT '',
+			session_id text NOT NULL DEFAULT '',
+			transport text NOT NULL DEFAULT '',
+			tool text NOT NULL DEFAULT '',
+			subject text NOT NULL DEFAULT '',
+			outcome text NOT NULL,
+			code text NOT NULL DEFAULT '',
+			message text NOT NULL DEFAULT '',
+			detail jsonb,
+			duration_ns bigint NOT NULL,
+			client_meta jsonb,
+			arguments jsonb,
+			method text NOT NULL DEFAULT '',
+			path text NOT NULL DEFAULT '',
+			status integer NOT NULL DEFAULT 0
+		)`,
+		`CREATE INDEX IF NOT EXISTS ` + t + `_ts ON ` + t + ` (ts)`,
+		`CREATE INDEX IF NOT EXISTS ` + t + `_tool_ts ON ` + t + ` (tool, ts)`,
+		`INSERT INTO ` + t + `_schema (version) VALUES (1)`,
+	}
+	for _, q := range stmts {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return fmt.Errorf("cannot create the audit table: %w", err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("cannot commit the schema: %w", err)
+	}
+	return nil
+}
+
+// pgRows feeds a batch to COPY.
+type pgRows struct {
+	batch []audit.Record
+	i     int
+	vals  []any
+	err   error
+}
+
+func (p *pgRows) Next() bool {
+	if p.i >= len(p.batch) || p.err != nil {
+		return false
+	}
+	r := &p.batch[p.i]
+	p.i++
+	detail, err := jsonText(r.Detail)
+	if err != nil {
+		p.err = err
+		return false
+	}
+	meta, err := jsonText(r.ClientMeta)
+	if err != nil {
+		p.err = err
+		return false
+	}
+	p.vals = append(p.vals[:0],
+		r.Time, string(r.Kind), r.CallID, r.RequestID, r.SessionID, r.Transport, r.Tool, r.Subject,
+		string(r.Outcome), string(r.Code), r.Message, jsonb(detail), int64(r.Duration), jsonb(meta),
+		jsonb(rawJSON(r.Arguments)), r.Method, r.Path, int32(r.Status))
+	return true
+}
+
+func (p *pgRows) Values() ([]any, error) { return p.vals, nil }
+func (p *pgRows) Err() error             { return p.err }
+
+// jsonb passes JSON text to a jsonb column, or NULL.
+func jsonb(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+func (s *Store) writePostgres(ctx context.Context, batch []audit.Record) error {
+	src := &pgRows{batch: batch, vals: make([]any, 0, len(columns))}
+	// COPY is one statement: the batch is written whole or not at all.
+	n, err := s.pool.CopyFrom(ctx, pgx.Identifier{s.table}, columns, src)
+	if err != nil {
+		return fmt.Errorf("sqlstore: postgres: copy: %w", err)
+	}
+	if int(n) != len(batch) {
+		return fmt.Errorf("sqlstore: postgres: copy wrote %d rows of %d", n, len(batch))
+	}
+	return nil
+}
+
+func (s *Store) queryPostgres(ctx context.Context, q Query) ([]audit.Record, error) {
+	where, args := q.where(func(n int) string { return fmt.Sprintf("$%d", n) }, func(t time.Time) any { return t })
+	rows, err := s.pool.Query(ctx, "SELECT "+selectColumnsPG+" FROM "+s.table+where+
+		" ORDER BY ts DESC, id DESC LIMIT "+fmt.Sprint(q.limit()), args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: postgres: query: %w", err)
+	}
+	defer rows.Close()
+	var out []audit.Record
+	for rows.Next() {
+		var sc scanned
+		r := &sc.rec
+		var status int32
+		if err := rows.Scan(&r.Time, &sc.kind, &r.CallID, &r.RequestID, &r.SessionID, &r.Transport, &r.Tool, &r.Subject,
+			&sc.outcome, &sc.code, &r.Message, &sc.detail, &sc.durNS, &sc.meta, &sc.arguments, &r.Method, &r.Path, &status); err != nil {
+			return nil, fmt.Errorf("sqlstore: postgres: scan: %w", err)
+		}
+		sc.status = int64(status)
+		rec, err := sc.finish()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: postgres: query: %w", err)
+	}
+	return out, nil
+}
+
+// The JSON columns are read back as text.
+const selectColumnsPG = "ts, kind, call_id, request_id, session_id, transport, tool, subject, outcome, code, message, detail::text, duration_ns, client_meta::text, arguments::text, method, path, status"
+
+var errClosed = errors.New("sqlstore: the store is closed")

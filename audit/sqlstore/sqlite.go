@@ -1,0 +1,276 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/toolmw/toolmw/audit"
+)
+
+// sqliteChunk is how many rows one prepared multi-row INSERT writes; 18
+// columns x 500 rows stays well under SQLite's limit of 32,766 parameters.
+const sqliteChunk = 500
+
+// OpenSQLite opens (creating it if needed) the SQLite database at path, in
+// WAL mode, and creates or checks the audit table. path is a file path; the
+// directory must exist and be writable. ":memory:" gives a private
+// in-memory database (for tests).
+//
+// Errors name the problem: a missing directory, a path that is a directory,
+// a directory or database that cannot be written, a table with a newer
+// schema ([ErrNewerSchema]). OpenSQLite never panics.
+func OpenSQLite(ctx context.Context, path string, opts Options) (*Store, error) {
+	table, err := opts.table()
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return nil, errors.New("sqlstore: sqlite: the database path is empty")
+	}
+	memory := path == ":memory:"
+	if !memory {
+		if err := checkSQLitePath(path); err != nil {
+			return nil, err
+		}
+	}
+	dsn := "file:" + path + "?_busy_timeout=10000&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate"
+	if memory {
+		dsn = "file::memory:?_txlock=immediate"
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: sqlite %q: %w", path, err)
+	}
+	if memory {
+		db.SetMaxOpenConns(1) // each connection would be its own database
+	}
+	s := &Store{dialect: sqlite, table: table, db: db}
+	if err := s.initSQLite(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlstore: sqlite %q: %w", path, err)
+	}
+	return s, nil
+}
+
+// checkSQLitePath gives clear errors for the usual mistakes before SQLite
+// gives a vague one.
+func checkSQLitePath(path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("sqlstore: sqlite %q: the directory %q does not exist", path, dir)
+	case err != nil:
+		return fmt.Errorf("sqlstore: sqlite %q: the directory %q: %w", path, dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("sqlstore: sqlite %q: %q is not a directory", path, dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("sqlstore: sqlite %q: the path is a directory, not a database file", path)
+	}
+	// SQLite writes the -wal and -shm files next to the database: the
+	// directory itself must be writable.
+	f, err := os.CreateTemp(dir, ".toolmw-audit-probe-*")
+	if err != nil {
+		return fmt.Errorf("sqlstore: sqlite %q: the directory %q is not writable: %w", path, dir, err)
+	}
+	name := f.Name()
+	_ = f.Close()
+	_ = os.Remove(name)
+	return nil
+}
+
+func (s *Store) initSQLite(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("cannot open the database: %w", err)
+	}
+	var mode string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("cannot read the journal mode: %w", err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("cannot begin the schema transaction: %w", readOnly(err))
+	}
+	defer func() { _ = tx.Rollback() }()
+	t := s.table
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+t+`_schema (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("cannot create the schema table: %w", readOnly(err))
+	}
+	var version sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT MAX(version) FROM `+t+`_schema`).Scan(&version); err != nil {
+		return fmt.Errorf("cannot read the schema version: %w", err)
+	}
+	switch {
+	case version.Valid && version.Int64 > SchemaVersion:
+		return newerSchema(t, int(version.Int64))
+	case version.Valid && version.Int64 == SchemaVersion:
+		return tx.Commit()
+	}
+	stmts := []string{
+		`CREATE TABLE IF NOT EXISTS ` + t + ` (
+			id INTEGER PRIMARY KEY,
+			ts INTEGER NOT NULL,
+			kind TEXT NOT NULL,
+			call_id TEXT NOT NULL DEFAULT '',
+			request_id TEXT NOT NULL DEFAULT '',
+			session_id TEXT NOT NULL DEFAULT '',
+			transport TEXT NOT NULL DEFAULT '',
+			tool TEXT NOT NULL DEFAULT '',
+			subject TEXT NOT NULL DEFAULT '',
+			outcome TEXT NOT NULL,
+			code TEXT NOT NULL DEFAULT '',
+			message TEXT NOT NULL DEFAULT '',
+			detail TEXT,
+			duration_ns INTEGER NOT NULL,
+			client_meta TEXT,
+			arguments TEXT,
+			method TEXT NOT NULL DEFAULT '',
+			path TEXT NOT NULL DEFAULT '',
+			status INTEGER NOT NULL DEFAULT 0
+		)`,
+		`CREATE INDEX IF NOT EXISTS ` + t + `_ts ON ` + t + ` (ts)`,
+		`CREATE INDEX IF NOT EXISTS ` + t + `_tool_ts ON ` + t + ` (tool, ts)`,
+		`INSERT INTO ` + t + `_schema (version) VALUES (1)`,
+	}
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("cannot create the audit table: %w", readOnly(err))
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("cannot commit the schema: %w", readOnly(err))
+	}
+	return nil
+}
+
+// readOnly makes SQLite's read-only and disk-full errors say so plainly.
+func readOnly(err error) error {
+	msg := strings.ToLower(err.Error())
+	switch {
+	case strings.Contains(msg, "readonly"), strings.Contains(msg, "read-only"):
+		return fmt.Errorf("the database is read-only: %w", err)
+	case strings.Contains(msg, "full"):
+		return fmt.Errorf("the disk is full: %w", err)
+	}
+	return err
+}
+
+func insertSQL(table string, rows int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + table + " (" + strings.Join(columns, ", ") + ") VALUES ")
+	one := "(" + strings.Repeat("?, ", len(columns)-1) + "?)"
+	for i := 0; i < rows; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(one)
+	}
+	return b.String()
+}
+
+func nullBytes(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+func (s *Store) appendSQLiteArgs(args []any, r *audit.Record) ([]any, error) {
+	detail, err := jsonText(r.Detail)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := jsonText(r.ClientMeta)
+	if err != nil {
+		return nil, err
+	}
+	return append(args,
+		r.Time.UnixNano(), string(r.Kind), r.CallID, r.RequestID, r.SessionID, r.Transport, r.Tool, r.Subject,
+		string(r.Outcome), string(r.Code), r.Message, nullBytes(detail), int64(r.Duration), nullBytes(meta),
+		nullBytes(rawJSON(r.Arguments)), r.Method, r.Path, int64(r.Status),
+	), nil
+}
+
+func (s *Store) writeSQLite(ctx context.Context, batch []audit.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	if s.fullStmt == nil && len(batch) >= sqliteChunk {
+		st, err := s.db.PrepareContext(ctx, insertSQL(s.table, sqliteChunk))
+		if err != nil {
+			return fmt.Errorf("sqlstore: sqlite: prepare insert: %w", readOnly(err))
+		}
+		s.fullStmt = st
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlstore: sqlite: begin: %w", readOnly(err))
+	}
+	defer func() { _ = tx.Rollback() }()
+	for len(batch) > 0 {
+		n := min(len(batch), sqliteChunk)
+		args := s.args[:0]
+		for i := range batch[:n] {
+			if args, err = s.appendSQLiteArgs(args, &batch[i]); err != nil {
+				return err
+			}
+		}
+		s.args = args
+		if n == sqliteChunk {
+			_, err = tx.StmtContext(ctx, s.fullStmt).ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, insertSQL(s.table, n), args...)
+		}
+		clear(args) // drop references to the rows
+		if err != nil {
+			return fmt.Errorf("sqlstore: sqlite: insert: %w", readOnly(err))
+		}
+		batch = batch[n:]
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: sqlite: commit: %w", readOnly(err))
+	}
+	return nil
+}
+
+const selectColumns = "ts, kind, call_id, request_id, session_id, transport, tool, subject, outcome, code, message, detail, duration_ns, client_meta, arguments, method, path, status"
+
+func (s *Store) querySQLite(ctx context.Context, q Query) ([]audit.Record, error) {
+	where, args := q.where(func(int) string { return "?" }, func(t time.Time) any { return t.UnixNano() })
+	rows, err := s.db.QueryContext(ctx, "SELECT "+selectColumns+" FROM "+s.table+where+
+		" ORDER BY ts DESC, id DESC LIMIT "+fmt.Sprint(q.limit()), args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: sqlite: query: %w", err)
+	}
+	defer rows.Close()
+	var out []audit.Record
+	for rows.Next() {
+		var sc scanned
+		r := &sc.rec
+		if err := rows.Scan(&sc.ts, &sc.kind, &r.CallID, &r.RequestID, &r.SessionID, &r.Transport, &r.Tool, &r.Subject,
+			&sc.outcome, &sc.code, &r.Message, &sc.detail, &sc.durNS, &sc.meta, &sc.arguments, &r.Method, &r.Path, &sc.status); err != nil {
+			return nil, fmt.Errorf("sqlstore: sqlite: scan: %w", err)
+		}
+		r.Time = time.Unix(0, sc.ts)
+		rec, err := sc.finish()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: sqlite: query: %w", err)
+	}
+	return out, nil
+}

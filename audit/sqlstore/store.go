@@ -1,0 +1,253 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/errs"
+)
+
+// SchemaVersion is the version of the table layout this package writes. It
+// is stored in the table "<table>_schema" and checked on open.
+const SchemaVersion = 1
+
+// DefaultTable is the table rows go to when [Options.Table] is empty.
+const DefaultTable = "toolmw_audit"
+
+// ErrNewerSchema is returned (wrapped, with both versions) when the table
+// was created by a newer version of toolmw than this one.
+var ErrNewerSchema = errors.New("the audit table's schema is newer than this version of toolmw supports")
+
+// Options configures [OpenSQLite] and [OpenPostgres]. The zero value gives
+// the defaults.
+type Options struct {
+	// Table is the table's name: lower-case letters, digits and '_', not starting with a
+	// digit, at most 48 bytes. Default [DefaultTable]. For
+	// PostgreSQL, pick the schema with search_path in the DSN.
+	Table string
+}
+
+var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,47}$`)
+
+func (o Options) table() (string, error) {
+	if o.Table == "" {
+		return DefaultTable, nil
+	}
+	if !tableName.MatchString(o.Table) {
+		return "", fmt.Errorf("sqlstore: invalid table name %q: use lower-case letters, digits and '_', at most 48 bytes, not starting with a digit", o.Table)
+	}
+	return o.Table, nil
+}
+
+type dialect int
+
+const (
+	sqlite dialect = iota
+	postgres
+)
+
+// Store is an audit table in SQLite or PostgreSQL. It is an [audit.Sink]
+// (put it behind [audit.NewAsync]): each WriteBatch is one transaction, so a
+// batch is written whole or not at all and may be retried. [Store.Query]
+// reads rows back. A Store is safe for concurrent use.
+type Store struct {
+	dialect dialect
+	table   string
+	db      *sql.DB       // SQLite
+	pool    *pgxpool.Pool // PostgreSQL
+
+	mu       sync.Mutex // guards the SQLite statement and argument buffer
+	fullStmt *sql.Stmt
+	args     []any
+	closed   bool
+}
+
+// Table returns the table's name.
+func (s *Store) Table() string { return s.table }
+
+// Close closes the database handle. Close the [audit.Async] in front of the
+// store first, so that its last batches are written.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.pool != nil {
+		s.pool.Close()
+		return nil
+	}
+	if s.fullStmt != nil {
+		_ = s.fullStmt.Close()
+	}
+	return s.db.Close()
+}
+
+// columns are the row's columns, in insert order.
+var columns = []string{
+	"ts", "kind", "call_id", "request_id", "session_id", "transport", "tool", "subject",
+	"outcome", "code", "message", "detail", "duration_ns", "client_meta", "arguments",
+	"method", "path", "status",
+}
+
+// jsonText encodes a map as JSON text, or returns nil for an empty map.
+func jsonText(m map[string]any) ([]byte, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		// Detail and _meta come from JSON or from code that meant them to be
+		// JSON; record what went wrong rather than fail the batch forever.
+		return json.Marshal(map[string]string{"toolmw_unencodable": err.Error()})
+	}
+	return b, nil
+}
+
+// rawJSON returns raw when it is valid JSON, raw as a JSON string when it
+// is not, and nil for empty.
+func rawJSON(raw json.RawMessage) []byte {
+	if len(raw) == 0 {
+		return nil
+	}
+	if json.Valid(raw) {
+		return raw
+	}
+	b, _ := json.Marshal(string(raw))
+	return b
+}
+
+// Query selects rows for [Store.Query]. Zero fields do not filter.
+type Query struct {
+	// Since and Until bound the rows' start time: Since <= time < Until.
+	Since, Until time.Time
+	// Kind selects tool or HTTP rows.
+	Kind audit.Kind
+	// Tool selects one tool's rows.
+	Tool string
+	// Outcome selects one outcome.
+	Outcome audit.Outcome
+	// Code selects one error code.
+	Code errs.Code
+	// CallID selects one call's row.
+	CallID string
+	// Limit caps the number of rows returned: default 100, at most 10,000.
+	Limit int
+}
+
+// MaxQueryLimit is the largest [Query.Limit].
+const MaxQueryLimit = 10000
+
+// where builds the WHERE clause with placeholders made by ph(n) (1-based).
+func (q Query) where(ph func(int) string, ts func(time.Time) any) (string, []any) {
+	var conds []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		conds = append(conds, strings.Replace(cond, "?", ph(len(args)), 1))
+	}
+	if !q.Since.IsZero() {
+		add("ts >= ?", ts(q.Since))
+	}
+	if !q.Until.IsZero() {
+		add("ts < ?", ts(q.Until))
+	}
+	if q.Kind != "" {
+		add("kind = ?", string(q.Kind))
+	}
+	if q.Tool != "" {
+		add("tool = ?", q.Tool)
+	}
+	if q.Outcome != "" {
+		add("outcome = ?", string(q.Outcome))
+	}
+	if q.Code != "" {
+		add("code = ?", string(q.Code))
+	}
+	if q.CallID != "" {
+		add("call_id = ?", q.CallID)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+func (q Query) limit() int {
+	switch {
+	case q.Limit <= 0:
+		return 100
+	case q.Limit > MaxQueryLimit:
+		return MaxQueryLimit
+	}
+	return q.Limit
+}
+
+// Query returns the rows q selects, newest first (by start time, then by
+// insertion order), at most q.Limit of them: what an operator reads to
+// answer "why did this tool fail".
+func (s *Store) Query(ctx context.Context, q Query) ([]audit.Record, error) {
+	if s.dialect == postgres {
+		return s.queryPostgres(ctx, q)
+	}
+	return s.querySQLite(ctx, q)
+}
+
+// scanned holds one row's nullable JSON columns while it is scanned.
+type scanned struct {
+	rec                     audit.Record
+	ts, durNS               int64
+	status                  int64
+	kind, outcome, code     string
+	detail, meta, arguments []byte
+}
+
+func (sc *scanned) finish() (audit.Record, error) {
+	r := sc.rec
+	r.Kind, r.Outcome, r.Code = audit.Kind(sc.kind), audit.Outcome(sc.outcome), errs.Code(sc.code)
+	r.Duration = time.Duration(sc.durNS)
+	r.Status = int(sc.status)
+	if len(sc.detail) > 0 {
+		if err := json.Unmarshal(sc.detail, &r.Detail); err != nil {
+			return r, fmt.Errorf("sqlstore: decode detail: %w", err)
+		}
+	}
+	if len(sc.meta) > 0 {
+		if err := json.Unmarshal(sc.meta, &r.ClientMeta); err != nil {
+			return r, fmt.Errorf("sqlstore: decode client_meta: %w", err)
+		}
+	}
+	if len(sc.arguments) > 0 {
+		r.Arguments = json.RawMessage(append([]byte(nil), sc.arguments...))
+	}
+	return r, nil
+}
+
+func newerSchema(table string, found int) error {
+	return fmt.Errorf("sqlstore: table %q has schema version %d and this toolmw supports up to %d: upgrade toolmw, or use another table: %w",
+		table, found, SchemaVersion, ErrNewerSchema)
+}
+
+// WriteBatch writes batch in one transaction (SQLite: prepared multi-row
+// INSERTs of up to 500 rows; PostgreSQL: one COPY). On error nothing of the
+// batch was written, so it can be retried whole.
+func (s *Store) WriteBatch(ctx context.Context, batch []audit.Record) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	if s.dialect == postgres {
+		return s.writePostgres(ctx, batch)
+	}
+	return s.writeSQLite(ctx, batch)
+}
