@@ -249,6 +249,11 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) (res *tool
 		c.mu.Unlock()
 	}()
 	out, err := t.next(context.WithValue(ctx, invocationKey{}, inv), MethodCallTool, sreq)
+	if cerr := ctx.Err(); cerr != nil {
+		// The call was cancelled or ran out of time while the SDK ran it:
+		// what came back is late, and the chain sees why.
+		return toolctx.ErrorResult(cerr)
+	}
 	return inv.convert(sreq.Params.Name, out, err)
 }
 
