@@ -1,0 +1,118 @@
+package middleware_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+// say returns an interceptor that prints its name on the way in and out.
+func say(name string) toolctx.Middleware {
+	return func(next toolctx.Handler) toolctx.Handler {
+		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			fmt.Println("enter", name)
+			defer fmt.Println("leave", name)
+			return next.CallTool(ctx, req)
+		})
+	}
+}
+
+func ExampleChain() {
+	h, err := middleware.New(say("m1"), say("m2"), say("m3")).ThenFunc(
+		func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			fmt.Println("handler", req.Tool)
+			return toolctx.TextResult("ok")
+		})
+	if err != nil {
+		panic(err)
+	}
+	h.CallTool(context.Background(), &toolctx.Request{Tool: "echo"})
+	// Output:
+	// enter m1
+	// enter m2
+	// enter m3
+	// handler echo
+	// leave m3
+	// leave m2
+	// leave m1
+}
+
+func ExampleRecover() {
+	h := middleware.Recover(toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+		var m map[string]int
+		m["boom"]++ // panics: assignment to entry in nil map
+		return nil
+	}))
+	res := h.CallTool(context.Background(), &toolctx.Request{Tool: "counter"})
+
+	var pe *errs.PanicError
+	fmt.Println("failed:", res.IsError)
+	fmt.Println("panic kept for the server:", errors.As(res.Cause(), &pe), pe.Error())
+	fmt.Println("stack kept:", len(pe.Stack) > 0)
+
+	res = toolctx.Normalized(context.Background(), res, errs.Normalizer{})
+	fmt.Println("client sees:", res.Error.Message)
+	// Output:
+	// failed: true
+	// panic kept for the server: true panic: assignment to entry in nil map
+	// stack kept: true
+	// client sees: internal error: the tool failed; the cause was recorded on the server
+}
+
+func ExampleNormalize() {
+	n := errs.Normalizer{Map: func(err error) *errs.Error {
+		if errors.Is(err, sql.ErrNoRows) {
+			return errs.NotFound("no such customer")
+		}
+		return nil
+	}}
+	h, _ := middleware.New(middleware.Normalize(n), middleware.Recover).ThenFunc(
+		func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			if req.Tool == "find" {
+				return toolctx.ErrorResult(fmt.Errorf("select customer 42: %w", sql.ErrNoRows))
+			}
+			return toolctx.ErrorResult(errors.New("dial tcp 10.0.0.5:5432: connection refused"))
+		})
+	for _, tool := range []string{"find", "report"} {
+		res := h.CallTool(context.Background(), &toolctx.Request{Tool: tool})
+		fmt.Printf("%s: %s | %s | scrubbed=%v\n", tool, res.Error.Code, res.Error.Message, res.Scrubbed())
+		fmt.Printf("%s: server keeps %q\n", tool, res.Cause())
+	}
+	// Output:
+	// find: not_found | no such customer | scrubbed=false
+	// find: server keeps "select customer 42: sql: no rows in result set"
+	// report: internal | internal error: the tool failed; the cause was recorded on the server | scrubbed=true
+	// report: server keeps "dial tcp 10.0.0.5:5432: connection refused"
+}
+
+func ExampleDiagnostics() {
+	diag := middleware.Diagnostics(func(ctx context.Context, ev middleware.DiagnosticEvent) {
+		// Send ev to logs, traces or an error tracker; never to the client.
+		fmt.Printf("diagnostic: tool=%s code=%s err=%q stack=%v\n", ev.Details.Tool(), ev.Code, ev.Err, ev.Stack != nil)
+	})
+	h, _ := middleware.New(diag, middleware.Normalize(errs.Normalizer{}), middleware.Recover).ThenFunc(
+		func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			switch req.Tool {
+			case "lookup":
+				return toolctx.ErrorResult(errs.NotFound("no such user")) // public: no diagnostic
+			case "crash":
+				panic("index out of range")
+			}
+			return toolctx.ErrorResult(errors.New("open /etc/app/secret.key: permission denied"))
+		})
+	for _, tool := range []string{"lookup", "read", "crash"} {
+		res := h.CallTool(context.Background(), &toolctx.Request{Tool: tool})
+		fmt.Printf("client: %s %s\n", res.Error.Code, res.Error.Message)
+	}
+	// Output:
+	// client: not_found no such user
+	// diagnostic: tool=read code=internal err="open /etc/app/secret.key: permission denied" stack=false
+	// client: internal internal error: the tool failed; the cause was recorded on the server
+	// diagnostic: tool=crash code=internal err="panic: index out of range" stack=true
+	// client: internal internal error: the tool failed; the cause was recorded on the server
+}
