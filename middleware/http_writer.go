@@ -1,0 +1,101 @@
+package middleware
+
+import "net/http"
+
+// httpWriter wraps a ResponseWriter to learn whether the header was written
+// and, optionally, to change the status code before it is. It implements
+// http.Flusher (the streamable HTTP transport streams with it) and Unwrap,
+// so http.ResponseController reaches the writer's other abilities.
+type httpWriter struct {
+	http.ResponseWriter
+	wroteHeader bool
+	// status, when set, may replace the status code of the first
+	// WriteHeader.
+	status func(code int) int
+}
+
+func (w *httpWriter) WriteHeader(code int) {
+	if !w.wroteHeader && code >= 200 {
+		w.wroteHeader = true
+		if w.status != nil {
+			code = w.status(code)
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *httpWriter) Write(b []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush sends any buffered data; like net/http's, it writes a 200 header
+// first when none was written.
+func (w *httpWriter) Flush() {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap returns the wrapped writer, for http.ResponseController.
+func (w *httpWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// writeJSONError answers with status and a small JSON body whose message is
+// public: a JSON-RPC error object with a null id, which MCP clients parse,
+// carrying only fixed or public text.
+func writeJSONError(w http.ResponseWriter, status, rpcCode int, message string) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Del("Content-Length")
+	w.WriteHeader(status)
+	_, _ = w.Write(jsonRPCError(rpcCode, message))
+}
+
+func jsonRPCError(code int, message string) []byte {
+	b := make([]byte, 0, 96+len(message))
+	b = append(b, `{"jsonrpc":"2.0","id":null,"error":{"code":`...)
+	b = appendInt(b, code)
+	b = append(b, `,"message":`...)
+	b = appendJSONString(b, message)
+	b = append(b, "}}\n"...)
+	return b
+}
+
+func appendInt(b []byte, n int) []byte {
+	if n < 0 {
+		b = append(b, '-')
+		n = -n
+	}
+	var d [20]byte
+	i := len(d)
+	for {
+		i--
+		d[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	return append(b, d[i:]...)
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
