@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,13 +33,17 @@ func (p FullPolicy) String() string {
 
 // AsyncConfig configures [NewAsync]. The zero value gives the defaults.
 type AsyncConfig struct {
-	// QueueSize is how many rows wait in memory at most. Default 8192.
+	// QueueSize is how many rows wait in memory at most, rounded up to a
+	// power of two. The queue's slots are allocated up front (a few hundred
+	// bytes each, plus what the rows reference). Default 8192.
 	QueueSize int
-	// BatchSize is how many rows go to the sink in one write at most.
-	// Default 512.
+	// BatchSize is how many rows go to the sink in one write at most, and
+	// how many wait before the writer wakes up early. Default 512, at most
+	// QueueSize.
 	BatchSize int
-	// FlushInterval is how long a partial batch waits at most. Default
-	// 200ms.
+	// FlushInterval is how often the writer writes what is queued, full
+	// batch or not: how long a row waits at most when calls are few.
+	// Default 200ms.
 	FlushInterval time.Duration
 	// Policy is what Emit does when the queue is full. Default Block.
 	Policy FullPolicy
@@ -96,7 +101,9 @@ func (s Stats) LogValue() slog.Value {
 type Async struct {
 	sink     Sink
 	cfg      AsyncConfig
-	ch       chan Record
+	q        *ring
+	batch    uint64
+	wake     chan struct{}
 	closing  chan struct{}
 	done     chan struct{}
 	runCtx   context.Context
@@ -120,6 +127,9 @@ func NewAsync(sink Sink, cfg AsyncConfig) *Async {
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 512
+	}
+	if cfg.BatchSize > cfg.QueueSize {
+		cfg.BatchSize = cfg.QueueSize
 	}
 	if cfg.FlushInterval <= 0 {
 		cfg.FlushInterval = 200 * time.Millisecond
@@ -148,7 +158,9 @@ func NewAsync(sink Sink, cfg AsyncConfig) *Async {
 	a := &Async{
 		sink:    sink,
 		cfg:     cfg,
-		ch:      make(chan Record, cfg.QueueSize),
+		q:       newRing(cfg.QueueSize),
+		batch:   uint64(cfg.BatchSize),
+		wake:    make(chan struct{}, 1),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -168,22 +180,44 @@ func (a *Async) Emit(ctx context.Context, r Record) {
 		a.lateRow(ctx, r)
 		return
 	}
-	select {
-	case a.ch <- r:
-	default:
-		if a.cfg.Policy == Drop {
-			a.dropped.Add(1)
+	if pos := a.q.push(&r); pos != 0 {
+		if pos%a.batch == 0 {
+			a.signal() // a batch's worth arrived since the last signal
+		}
+		a.inflight.Add(-1)
+		return
+	}
+	a.signal()
+	if a.cfg.Policy == Drop {
+		a.dropped.Add(1)
+		a.inflight.Add(-1)
+		return
+	}
+	// Block: wait for the writer to make room.
+	for spin := 0; a.q.push(&r) == 0; spin++ {
+		if a.runCtx.Err() != nil { // Close gave up: nobody will read the queue
+			a.inflight.Add(-1)
+			a.lateRow(ctx, r)
+			return
+		}
+		a.signal()
+		if spin < 16 {
+			runtime.Gosched()
 		} else {
-			select {
-			case a.ch <- r:
-			case <-a.runCtx.Done(): // Close gave up: nobody will read the queue
-				a.inflight.Add(-1)
-				a.lateRow(ctx, r)
-				return
-			}
+			time.Sleep(100 * time.Microsecond)
 		}
 	}
 	a.inflight.Add(-1)
+}
+
+// signal wakes the writer goroutine, without waiting: a full batch is
+// ready. (The writer does not wait on the queue itself, so that an Emit
+// never pays for waking it up row by row.)
+func (a *Async) signal() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
 }
 
 // lateRow handles a row emitted after Close: under Drop it is counted as
@@ -202,7 +236,7 @@ func (a *Async) Stats() Stats {
 	return Stats{
 		Written: a.written.Load(), Retried: a.retried.Load(),
 		Fallback: a.fallback.Load(), Dropped: a.dropped.Load(),
-		Queued: len(a.ch),
+		Queued: a.q.len(),
 	}
 }
 
@@ -239,33 +273,39 @@ func (a *Async) run() {
 			batch = batch[:0]
 		}
 	}
+	// drain writes what is queued now, in full batches, and the last
+	// partial batch when all is true.
+	drain := func(all bool) {
+		for {
+			n := len(batch)
+			batch = batch[:n+1]
+			if a.q.pop(&batch[n]) {
+				if len(batch) == cap(batch) {
+					flush()
+				}
+				continue
+			}
+			batch = batch[:n]
+			if all {
+				flush()
+			}
+			return
+		}
+	}
 	tick := time.NewTicker(a.cfg.FlushInterval)
 	defer tick.Stop()
 	for {
 		select {
-		case r := <-a.ch:
-			batch = append(batch, r)
-			if len(batch) == cap(batch) {
-				flush()
-			}
+		case <-a.wake:
+			drain(false)
 		case <-tick.C:
-			flush()
+			drain(true)
 		case <-a.closing:
 			for {
-				select {
-				case r := <-a.ch:
-					batch = append(batch, r)
-					if len(batch) == cap(batch) {
-						flush()
-					}
-					continue
-				default:
-				}
-				if a.inflight.Load() == 0 && len(a.ch) == 0 {
-					flush()
+				drain(true)
+				if a.inflight.Load() == 0 && a.q.len() == 0 {
 					return
 				}
-				flush()
 				time.Sleep(50 * time.Microsecond) // an Emit is between its check and its send
 			}
 		}

@@ -1,0 +1,283 @@
+package audit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/audit"
+)
+
+// memSink keeps every row it is given; failN makes the first failN writes
+// fail.
+type memSink struct {
+	mu     sync.Mutex
+	rows   []audit.Record
+	writes int
+	sizes  []int
+	failN  int
+	always bool
+}
+
+func (s *memSink) WriteBatch(_ context.Context, batch []audit.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writes++
+	if s.always || s.writes <= s.failN {
+		return errors.New("sink down")
+	}
+	s.sizes = append(s.sizes, len(batch))
+	s.rows = append(s.rows, batch...)
+	return nil
+}
+
+func (s *memSink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.rows)
+}
+
+func (s *memSink) ids(t *testing.T) map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make(map[string]bool, len(s.rows))
+	for _, r := range s.rows {
+		require.False(t, ids[r.CallID], "duplicate call id %s", r.CallID)
+		ids[r.CallID] = true
+	}
+	return ids
+}
+
+func row(i int) audit.Record {
+	return audit.Record{Time: time.Now(), Kind: audit.KindTool, CallID: "c" + strconv.Itoa(i), Tool: "t", Outcome: audit.OutcomeOK}
+}
+
+func TestAsyncBatchesBySizeAndFlushesOnClose(t *testing.T) {
+	s := &memSink{}
+	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 10, FlushInterval: time.Hour, Logger: discardLogger(nil)})
+	for i := 0; i < 95; i++ {
+		w.Emit(context.Background(), row(i))
+	}
+	require.Eventually(t, func() bool { return s.count() == 90 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, w.Close(context.Background()))
+	assert.Equal(t, 95, s.count())
+	assert.Equal(t, []int{10, 10, 10, 10, 10, 10, 10, 10, 10, 5}, s.sizes)
+	assert.Equal(t, audit.Stats{Written: 95}, w.Stats())
+	assert.Len(t, s.ids(t), 95)
+	require.NoError(t, w.Close(context.Background()), "Close is idempotent")
+}
+
+func TestAsyncFlushesByInterval(t *testing.T) {
+	s := &memSink{}
+	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 1000, FlushInterval: 10 * time.Millisecond, Logger: discardLogger(nil)})
+	defer w.Close(context.Background())
+	w.Emit(context.Background(), row(1))
+	require.Eventually(t, func() bool { return s.count() == 1 }, 5*time.Second, time.Millisecond)
+}
+
+func TestAsyncSinkFailsThenRecoversLosesNothing(t *testing.T) {
+	s := &memSink{failN: 4}
+	fb := &memSink{}
+	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 50, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
+		MaxRetries: 10, Fallback: fb, Logger: discardLogger(nil)})
+	const n = 1000
+	for i := 0; i < n; i++ {
+		w.Emit(context.Background(), row(i))
+	}
+	require.NoError(t, w.Close(context.Background()))
+	st := w.Stats()
+	assert.Equal(t, n, s.count())
+	assert.Len(t, s.ids(t), n)
+	assert.Equal(t, uint64(n), st.Written)
+	assert.NotZero(t, st.Retried)
+	assert.Zero(t, st.Fallback)
+	assert.Zero(t, st.Dropped)
+	assert.Zero(t, fb.count())
+}
+
+func TestAsyncSinkAlwaysFailsEverythingToFallback(t *testing.T) {
+	s := &memSink{always: true}
+	fb := &memSink{}
+	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 64, FlushInterval: time.Millisecond, Backoff: time.Microsecond,
+		MaxRetries: 2, Fallback: fb, Logger: discardLogger(nil)})
+	const n = 1000
+	for i := 0; i < n; i++ {
+		w.Emit(context.Background(), row(i))
+	}
+	require.NoError(t, w.Close(context.Background()))
+	st := w.Stats()
+	assert.Equal(t, n, fb.count())
+	assert.Len(t, fb.ids(t), n)
+	assert.Equal(t, uint64(n), st.Fallback)
+	assert.Equal(t, uint64(2*n), st.Retried, "two retries per row")
+	assert.Zero(t, st.Written)
+	assert.Zero(t, st.Dropped)
+}
+
+func TestAsyncPanickingSinkGoesToFallback(t *testing.T) {
+	fb := &memSink{}
+	w := audit.NewAsync(audit.SinkFunc(func(context.Context, []audit.Record) error { panic("boom") }),
+		audit.AsyncConfig{MaxRetries: -1, Backoff: time.Millisecond, Fallback: fb, Logger: discardLogger(nil)})
+	w.Emit(context.Background(), row(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := w.Close(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "retrying forever ends with Close's context")
+	assert.Equal(t, 1, fb.count())
+	assert.Equal(t, uint64(1), w.Stats().Fallback)
+}
+
+func TestAsyncFallbackFailsCountsDropped(t *testing.T) {
+	w := audit.NewAsync(&memSink{always: true}, audit.AsyncConfig{MaxRetries: 1, Backoff: time.Microsecond,
+		Fallback: &memSink{always: true}, Logger: discardLogger(nil)})
+	for i := 0; i < 10; i++ {
+		w.Emit(context.Background(), row(i))
+	}
+	require.NoError(t, w.Close(context.Background()))
+	assert.Equal(t, uint64(10), w.Stats().Dropped)
+}
+
+// stallSink blocks every write until release is closed or ctx ends.
+type stallSink struct {
+	release chan struct{}
+	n       atomic.Int64
+}
+
+func (s *stallSink) WriteBatch(ctx context.Context, batch []audit.Record) error {
+	select {
+	case <-s.release:
+		s.n.Add(int64(len(batch)))
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func TestAsyncDropNeverWaits(t *testing.T) {
+	s := &stallSink{release: make(chan struct{})}
+	fb := &memSink{}
+	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 16, BatchSize: 4, Policy: audit.Drop, Fallback: fb, Logger: discardLogger(nil)})
+	const n = 10000
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		w.Emit(context.Background(), row(i))
+	}
+	assert.Less(t, time.Since(start), 2*time.Second, "Emit waited under Drop")
+	st := w.Stats()
+	assert.GreaterOrEqual(t, st.Dropped, uint64(n-16-4-1))
+	close(s.release)
+	require.NoError(t, w.Close(context.Background()))
+	st = w.Stats()
+	assert.Equal(t, uint64(n), st.Written+st.Dropped+st.Fallback, "every row is accounted for")
+	assert.Equal(t, int64(st.Written), s.n.Load())
+
+	w.Emit(context.Background(), row(-1))
+	assert.Equal(t, st.Dropped+1, w.Stats().Dropped, "under Drop a row after Close is counted as dropped")
+}
+
+func TestAsyncBlockWaitsAndLosesNothing(t *testing.T) {
+	s := &stallSink{release: make(chan struct{})}
+	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 8, BatchSize: 4, Logger: discardLogger(nil)})
+	var wg sync.WaitGroup
+	const n = 200
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < n/4; i++ {
+				w.Emit(context.Background(), row(i))
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	assert.LessOrEqual(t, w.Stats().Queued, 8, "the queue is bounded")
+	close(s.release)
+	wg.Wait()
+	require.NoError(t, w.Close(context.Background()))
+	assert.Equal(t, audit.Stats{Written: n}, w.Stats())
+}
+
+func TestAsyncCloseDeadlineSendsRestToFallback(t *testing.T) {
+	s := &stallSink{release: make(chan struct{})} // never released
+	fb := &memSink{}
+	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 100, BatchSize: 10, Fallback: fb, Logger: discardLogger(nil)})
+	for i := 0; i < 50; i++ {
+		w.Emit(context.Background(), row(i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, w.Close(ctx), context.DeadlineExceeded)
+	assert.Equal(t, 50, fb.count())
+	assert.Equal(t, uint64(50), w.Stats().Fallback)
+
+	w.Emit(context.Background(), row(99))
+	assert.Equal(t, 51, fb.count(), "under Block a row after Close goes to the fallback")
+}
+
+func TestAsyncConcurrentEmitAndClose(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		s := &memSink{}
+		fb := &memSink{}
+		w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 64, BatchSize: 16, Fallback: fb, Logger: discardLogger(nil)})
+		var wg sync.WaitGroup
+		var emitted atomic.Int64
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 200; i++ {
+					w.Emit(context.Background(), row(i))
+					emitted.Add(1)
+				}
+			}()
+		}
+		time.Sleep(time.Duration(round) * 100 * time.Microsecond)
+		require.NoError(t, w.Close(context.Background()))
+		wg.Wait()
+		assert.Equal(t, int(emitted.Load()), s.count()+fb.count(), "round %d", round)
+	}
+}
+
+// TestAsyncMemoryBoundedWhenSinkStalls emits a million rows into a writer
+// whose sink never returns: the heap stays within the queue's size.
+func TestAsyncMemoryBoundedWhenSinkStalls(t *testing.T) {
+	s := &stallSink{release: make(chan struct{})}
+	const queue = 4096
+	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: queue, BatchSize: 256, Policy: audit.Drop, Logger: discardLogger(nil)})
+	r := row(1)
+	for i := 0; i < queue*2; i++ { // fill the queue first
+		w.Emit(context.Background(), r)
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := 0; i < 1_000_000; i++ {
+		w.Emit(context.Background(), r)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	growth := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("heap growth after 1e6 rows into a stalled sink: %d bytes; dropped %d", growth, w.Stats().Dropped)
+	assert.Less(t, growth, int64(1<<20))
+	close(s.release)
+	require.NoError(t, w.Close(context.Background()))
+}
+
+func ExampleAsync_Stats() {
+	w := audit.NewAsync(audit.SinkFunc(func(context.Context, []audit.Record) error { return nil }),
+		audit.AsyncConfig{Logger: discardLogger(nil)})
+	w.Emit(context.Background(), audit.Record{Kind: audit.KindTool, Tool: "search", Outcome: audit.OutcomeOK})
+	_ = w.Close(context.Background())
+	st := w.Stats()
+	fmt.Println(st.Written, st.Retried, st.Fallback, st.Dropped)
+	// Output: 1 0 0 0
+}
