@@ -22,7 +22,9 @@ const sqliteChunk = 500
 // OpenSQLite opens (creating it if needed) the SQLite database at path, in
 // WAL mode, and creates or checks the audit table. path is a file path; the
 // directory must exist and be writable. ":memory:" gives a private
-// in-memory database (for tests).
+// in-memory database (for tests). SQLite URI parameters may follow a '?'
+// ("audit.db?mode=ro", say); a path that contains '?' itself is not
+// supported.
 //
 // Errors name the problem: a missing directory, a path that is a directory,
 // a directory or database that cannot be written, a table with a newer
@@ -35,13 +37,17 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 	if path == "" {
 		return nil, errors.New("sqlstore: sqlite: the database path is empty")
 	}
-	memory := path == ":memory:"
+	file, params, _ := strings.Cut(path, "?")
+	memory := file == ":memory:"
 	if !memory {
-		if err := checkSQLitePath(path); err != nil {
+		if err := checkSQLitePath(file); err != nil {
 			return nil, err
 		}
 	}
-	dsn := "file:" + path + "?_busy_timeout=10000&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate"
+	dsn := "file:" + file + "?_busy_timeout=10000&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate"
+	if params != "" {
+		dsn += "&" + params
+	}
 	if memory {
 		dsn = "file::memory:?_txlock=immediate"
 	}
@@ -90,7 +96,7 @@ func checkSQLitePath(path string) error {
 
 func (s *Store) initSQLite(ctx context.Context) error {
 	if err := s.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("cannot open the database: %w", err)
+		return fmt.Errorf("cannot open the database: %w", readOnly(err))
 	}
 	var mode string
 	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {

@@ -251,3 +251,20 @@ func (s *Store) WriteBatch(ctx context.Context, batch []audit.Record) error {
 	}
 	return s.writeSQLite(ctx, batch)
 }
+
+// Count returns how many rows q selects, ignoring q.Limit.
+func (s *Store) Count(ctx context.Context, q Query) (int64, error) {
+	var n int64
+	if s.dialect == postgres {
+		where, args := q.where(func(n int) string { return fmt.Sprintf("$%d", n) }, func(t time.Time) any { return t })
+		if err := s.pool.QueryRow(ctx, "SELECT COUNT(*) FROM "+s.table+where, args...).Scan(&n); err != nil {
+			return 0, fmt.Errorf("sqlstore: postgres: count: %w", err)
+		}
+		return n, nil
+	}
+	where, args := q.where(func(int) string { return "?" }, func(t time.Time) any { return t.UnixNano() })
+	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+s.table+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sqlstore: sqlite: count: %w", err)
+	}
+	return n, nil
+}

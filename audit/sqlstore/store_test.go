@@ -1,0 +1,222 @@
+package sqlstore_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/audit/sqlstore"
+	"github.com/toolmw/toolmw/errs"
+)
+
+func TestRoundTripAndQuery(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s, _ := b.open(t)
+			ctx := context.Background()
+			base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+			rows := []audit.Record{
+				{Time: base, Kind: audit.KindTool, CallID: "c1", Tool: "search", Outcome: audit.OutcomeOK, Duration: 3 * time.Millisecond,
+					RequestID: "r1", SessionID: "s1", Transport: "stdio", Subject: "alice"},
+				{Time: base.Add(time.Second), Kind: audit.KindTool, CallID: "c2", Tool: "search", Outcome: audit.OutcomeError,
+					Code: errs.CodeInternal, Message: "dial tcp: refused", Duration: time.Millisecond,
+					ClientMeta: map[string]any{"trace": "t1"}, Arguments: json.RawMessage(`{"q":"x"}`)},
+				{Time: base.Add(2 * time.Second), Kind: audit.KindTool, CallID: "c3", Tool: "fetch", Outcome: audit.OutcomeRejected,
+					Code: errs.CodeInvalidArguments, Message: "url: required", Detail: map[string]any{"field": "url"}},
+				{Time: base.Add(3 * time.Second), Kind: audit.KindHTTP, Method: "POST", Path: "/mcp", Status: 401,
+					Outcome: audit.OutcomeRejected, Code: errs.CodeUnauthenticated, Message: "Unauthorized", RequestID: "r9"},
+				{Time: base.Add(4 * time.Second), Kind: audit.KindTool, CallID: "c4", Tool: "search", Outcome: audit.OutcomeError,
+					Code: errs.CodeInternal, Message: "second failure", Arguments: json.RawMessage(`not json`)},
+			}
+			require.NoError(t, s.WriteBatch(ctx, rows))
+
+			got, err := s.Query(ctx, sqlstore.Query{})
+			require.NoError(t, err)
+			require.Len(t, got, 5)
+			assert.Equal(t, []string{"c4", "", "c3", "c2", "c1"}, callIDs(got), "newest first")
+
+			got, err = s.Query(ctx, sqlstore.Query{Tool: "search", Outcome: audit.OutcomeError, Code: errs.CodeInternal})
+			require.NoError(t, err)
+			assert.Equal(t, []string{"c4", "c2"}, callIDs(got))
+			c2 := got[1]
+			assert.True(t, c2.Time.Equal(rows[1].Time))
+			assert.Equal(t, "dial tcp: refused", c2.Message)
+			assert.Equal(t, time.Millisecond, c2.Duration)
+			assert.Equal(t, map[string]any{"trace": "t1"}, c2.ClientMeta)
+			assert.JSONEq(t, `{"q":"x"}`, string(c2.Arguments))
+			assert.JSONEq(t, `"not json"`, string(got[0].Arguments), "invalid JSON arguments are kept as a string")
+
+			got, err = s.Query(ctx, sqlstore.Query{Since: base.Add(time.Second), Until: base.Add(3 * time.Second)})
+			require.NoError(t, err)
+			assert.Equal(t, []string{"c3", "c2"}, callIDs(got))
+			assert.Equal(t, map[string]any{"field": "url"}, got[0].Detail)
+
+			got, err = s.Query(ctx, sqlstore.Query{Kind: audit.KindHTTP})
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			assert.Equal(t, 401, got[0].Status)
+			assert.Equal(t, "POST", got[0].Method)
+			assert.Equal(t, "/mcp", got[0].Path)
+
+			got, err = s.Query(ctx, sqlstore.Query{Limit: 2})
+			require.NoError(t, err)
+			assert.Len(t, got, 2)
+
+			got, err = s.Query(ctx, sqlstore.Query{CallID: "c1"})
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			assert.Equal(t, "alice", got[0].Subject)
+			assert.Equal(t, "stdio", got[0].Transport)
+			assert.Equal(t, "r1", got[0].RequestID)
+			assert.Equal(t, "s1", got[0].SessionID)
+			assert.Nil(t, got[0].Detail)
+			assert.Nil(t, got[0].Arguments)
+
+			n, err := s.Count(ctx, sqlstore.Query{Tool: "search"})
+			require.NoError(t, err)
+			assert.Equal(t, int64(3), n)
+		})
+	}
+}
+
+func callIDs(rs []audit.Record) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.CallID
+	}
+	return out
+}
+
+func TestSQLiteOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+
+	_, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "missing", "audit.db"), sqlstore.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not exist")
+
+	_, err = sqlstore.OpenSQLite(ctx, dir, sqlstore.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is a directory")
+
+	file := filepath.Join(dir, "plain")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
+	_, err = sqlstore.OpenSQLite(ctx, filepath.Join(file, "audit.db"), sqlstore.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is not a directory")
+
+	_, err = sqlstore.OpenSQLite(ctx, "", sqlstore.Options{})
+	require.Error(t, err)
+
+	_, err = sqlstore.OpenSQLite(ctx, filepath.Join(dir, "a.db"), sqlstore.Options{Table: "audit; DROP TABLE x"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "invalid table name")
+
+	notDB := filepath.Join(dir, "garbage.db")
+	require.NoError(t, os.WriteFile(notDB, []byte(strings.Repeat("this is not a database ", 100)), 0o600))
+	_, err = sqlstore.OpenSQLite(ctx, notDB, sqlstore.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), notDB)
+	t.Log(err)
+}
+
+func TestSQLiteReadOnlyDirectory(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes to read-only directories")
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o555))
+	defer os.Chmod(dir, 0o755)
+	_, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(dir, "audit.db"), sqlstore.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not writable")
+}
+
+func TestSQLiteReadOnlyDatabaseFile(t *testing.T) {
+	// A database file on a read-only mount, simulated with SQLite's own
+	// read-only open: the schema cannot be created, and the error says so.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ro.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	_, err = db.Exec("CREATE TABLE other (x INTEGER)")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	_, err = sqlstore.OpenSQLite(context.Background(), path+"?mode=ro", sqlstore.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "read-only")
+	t.Log(err)
+}
+
+func TestSQLiteSchemaIdempotentWALAndNewer(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "audit.db")
+	for i := 0; i < 3; i++ {
+		s, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Options{})
+		require.NoError(t, err, "open #%d", i)
+		require.NoError(t, s.WriteBatch(ctx, []audit.Record{{Time: time.Now(), Kind: audit.KindTool, CallID: "x", Outcome: audit.OutcomeOK}}))
+		require.NoError(t, s.Close())
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	defer db.Close()
+	var mode string
+	require.NoError(t, db.QueryRow("PRAGMA journal_mode").Scan(&mode))
+	assert.Equal(t, "wal", mode)
+	var n, versions int
+	require.NoError(t, db.QueryRow("SELECT COUNT(*) FROM toolmw_audit").Scan(&n))
+	require.NoError(t, db.QueryRow("SELECT COUNT(*) FROM toolmw_audit_schema").Scan(&versions))
+	assert.Equal(t, 3, n)
+	assert.Equal(t, 1, versions)
+
+	_, err = db.Exec("INSERT INTO toolmw_audit_schema (version) VALUES (99)")
+	require.NoError(t, err)
+	_, err = sqlstore.OpenSQLite(ctx, path, sqlstore.Options{})
+	require.ErrorIs(t, err, sqlstore.ErrNewerSchema)
+	assert.Contains(t, err.Error(), "version 99")
+	assert.Contains(t, err.Error(), "toolmw_audit")
+}
+
+func TestPostgresOpenErrorsAndSchema(t *testing.T) {
+	dsn := pgDSN(t)
+	ctx := context.Background()
+
+	_, err := sqlstore.OpenPostgres(ctx, "postgres://u:secretpw@host:notaport/db", sqlstore.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "DSN cannot be parsed")
+	assert.NotContains(t, err.Error(), "secretpw")
+
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err = sqlstore.OpenPostgres(cctx, "postgres://postgres@127.0.0.1:1/db?sslmode=disable&connect_timeout=2", sqlstore.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cannot connect to 127.0.0.1:1")
+
+	table := uniqueTable()
+	for i := 0; i < 2; i++ {
+		s, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: table})
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+	}
+	c, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer c.Close(ctx)
+	defer c.Exec(ctx, "DROP TABLE IF EXISTS "+table+", "+table+"_schema")
+	var versions int
+	require.NoError(t, c.QueryRow(ctx, "SELECT COUNT(*) FROM "+table+"_schema").Scan(&versions))
+	assert.Equal(t, 1, versions)
+	_, err = c.Exec(ctx, "INSERT INTO "+table+"_schema (version) VALUES (7)")
+	require.NoError(t, err)
+	_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: table})
+	require.ErrorIs(t, err, sqlstore.ErrNewerSchema)
+}
