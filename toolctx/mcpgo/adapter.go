@@ -95,6 +95,13 @@ type call struct {
 	// answered mcp-go with stashFor.
 	stash    *toolctx.CallResult
 	stashFor *mcp.CallToolResult
+	// one is storage for the common result of one text content, so that
+	// converting it allocates nothing more.
+	one struct {
+		res     toolctx.CallResult
+		text    toolctx.Text
+		content [1]toolctx.Content
+	}
 }
 
 // Value returns the call for callKey and defers to the parent otherwise.
@@ -231,7 +238,13 @@ func (a *adapter) terminal(ctx context.Context, req *toolctx.Request) *toolctx.C
 	if r == nil {
 		return toolctx.ErrorResult(errNoResult)
 	}
-	t := fromMCP(r)
+	var t *toolctx.CallResult
+	if c.tres == nil && len(r.Content) == 1 {
+		t = c.fromMCPOne(r)
+	}
+	if t == nil {
+		t = fromMCP(r)
+	}
 	c.mres, c.tres = r, t
 	return t
 }
@@ -300,4 +313,24 @@ func detectTransport(session server.ClientSession) toolctx.Transport {
 		return toolctx.TransportStdio
 	}
 	return toolctx.TransportUnknown
+}
+
+// fromMCPOne converts a result of one text content using the call's own
+// storage, or returns nil for any other result.
+func (c *call) fromMCPOne(r *mcp.CallToolResult) *toolctx.CallResult {
+	tc, ok := r.Content[0].(mcp.TextContent)
+	if !ok {
+		return nil
+	}
+	o := &c.one
+	o.text = toolctx.Text{Text: tc.Text, Annotations: annotationsFromMCP(tc.Annotated), Meta: metaMap(tc.Meta)}
+	o.content[0] = &o.text
+	o.res = toolctx.CallResult{Content: o.content[:], IsError: r.IsError, StructuredContent: r.StructuredContent}
+	if r.StructuredContent == nil && len(r.RawStructuredContent) > 0 {
+		o.res.StructuredContent = r.RawStructuredContent
+	}
+	if r.Meta != nil {
+		o.res.Meta = metaMap(r.Meta)
+	}
+	return &o.res
 }
