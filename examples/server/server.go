@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/justinas/alice"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/audit/sqlstore"
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/mcpsdk"
+)
+
+// PostgresEnv is the environment variable that may hold the audit store's
+// PostgreSQL DSN instead of -audit-postgres.
+const PostgresEnv = "TOOLMW_AUDIT_POSTGRES"
+
+// MaxBody is the largest HTTP request body the server reads.
+const MaxBody = 1 << 20
+
+type config struct {
+	addr            string
+	stdio           bool
+	stateless       bool
+	auditDB         string
+	auditPostgres   string
+	slowTimeout     time.Duration
+	shutdownTimeout time.Duration
+}
+
+// usageError is a bad command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func newFlagSet(cfg *config) *flag.FlagSet {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "listen `address` for streamable HTTP (host:port; port 0 picks a free one)")
+	fs.BoolVar(&cfg.stdio, "stdio", false, "serve MCP over stdin/stdout instead of HTTP (logs go to stderr)")
+	fs.BoolVar(&cfg.stateless, "stateless", false, "stateless streamable HTTP (no Mcp-Session-Id, no server-to-client requests)")
+	fs.StringVar(&cfg.auditDB, "audit-db", "toolmw-audit.db", "SQLite audit database `path` (created if missing)")
+	fs.StringVar(&cfg.auditPostgres, "audit-postgres", "", "PostgreSQL audit store `DSN` (overrides -audit-db; also $"+PostgresEnv+")")
+	fs.DurationVar(&cfg.slowTimeout, "slow-timeout", 2*time.Second, "deadline of the slow tool (the Timeout interceptor)")
+	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may run after SIGINT/SIGTERM before they are cancelled")
+	return fs
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var cfg config
+	fs := newFlagSet(&cfg)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			fmt.Fprintln(stderr, "usage: go run ./examples/server [flags]")
+			fs.PrintDefaults()
+			return cfg, err
+		}
+		return cfg, usageError{err.Error() + " (run with -h to list the flags)"}
+	}
+	if fs.NArg() > 0 {
+		return cfg, usageError{fmt.Sprintf("unexpected argument %q: the server takes flags only (run with -h to list them)", fs.Arg(0))}
+	}
+	if cfg.slowTimeout <= 0 {
+		return cfg, usageError{fmt.Sprintf("-slow-timeout must be positive, not %v", cfg.slowTimeout)}
+	}
+	if cfg.shutdownTimeout <= 0 {
+		return cfg, usageError{fmt.Sprintf("-shutdown-timeout must be positive, not %v", cfg.shutdownTimeout)}
+	}
+	if cfg.auditPostgres == "" {
+		cfg.auditPostgres = os.Getenv(PostgresEnv)
+	}
+	if cfg.auditPostgres == "" && cfg.auditDB == "" {
+		return cfg, usageError{"-audit-db must name a file (or pass -audit-postgres)"}
+	}
+	return cfg, nil
+}
+
+// fail prints the one-line error the operator reads, and returns the status.
+func fail(stderr io.Writer, code int, format string, args ...any) int {
+	msg := fmt.Sprintf(format, args...)
+	msg = strings.Join(strings.Fields(msg), " ") // one line, whatever the cause's text holds
+	fmt.Fprintln(stderr, "toolmw demo server: "+msg)
+	return code
+}
+
+// run is the whole server: it returns the process's exit status. It serves
+// until ctx ends (SIGINT/SIGTERM in main) or, with -stdio, until the client
+// closes stdin.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return fail(stderr, 2, "%v", err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	store, where, err := openStore(ctx, cfg)
+	if err != nil {
+		return fail(stderr, 1, "%v", err)
+	}
+	w := audit.NewAsync(store, audit.AsyncConfig{Logger: logger})
+	defer func() {
+		// The writer first: it flushes its queue into the store.
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := w.Close(cctx); err != nil {
+			logger.Error("audit writer did not flush in time", "err", err)
+		}
+		if err := store.Close(); err != nil {
+			logger.Error("closing the audit store", "err", err)
+		}
+	}()
+
+	transport := toolctx.TransportUnknown // streamable HTTP is detected per call
+	if cfg.stdio {
+		transport = toolctx.TransportStdio
+	}
+	server, err := newServer(cfg, w, logger, transport)
+	if err != nil {
+		return fail(stderr, 1, "%v", err)
+	}
+
+	if cfg.stdio {
+		logger.Info("toolmw demo server on stdio", "audit", where)
+		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+		if err := server.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+			logger.Info("stdio session ended", "err", err)
+		}
+		logger.Info("shutting down: flushing the audit log")
+		return 0
+	}
+	return serveHTTP(ctx, cfg, server, w, logger, where, stdout, stderr)
+}
+
+func openStore(ctx context.Context, cfg config) (*sqlstore.Store, string, error) {
+	if cfg.auditPostgres != "" {
+		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		s, err := sqlstore.OpenPostgres(octx, cfg.auditPostgres, sqlstore.Options{})
+		if err != nil {
+			return nil, "", fmt.Errorf("cannot open the PostgreSQL audit store: %v (fix -audit-postgres or $%s)", err, PostgresEnv)
+		}
+		return s, "PostgreSQL", nil
+	}
+	s, err := sqlstore.OpenSQLite(ctx, cfg.auditDB, sqlstore.Options{})
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot open the audit database %q: %v (pass -audit-db with a writable file path)", cfg.auditDB, err)
+	}
+	return s, "SQLite " + cfg.auditDB, nil
+}
+
+// diagnostics is the operator's view of unexpected failures: the raw error,
+// the call's details and, for a panic, the stack. It goes to stderr only.
+func diagnostics(logger *slog.Logger) middleware.DiagnosticsFunc {
+	return func(ctx context.Context, ev middleware.DiagnosticEvent) {
+		attrs := []any{"code", ev.Code, "err", ev.Err}
+		if !ev.Details.IsZero() {
+			attrs = append(attrs, "call", ev.Details)
+		}
+		if ev.Stack != nil {
+			attrs = append(attrs, "stack", string(ev.Stack))
+		}
+		logger.ErrorContext(ctx, "tool call failed", attrs...)
+	}
+}
+
+// Chain is the recommended chain, outermost first: the audit row sees
+// everything (panics, timeouts, guards), diagnostics gets raw causes,
+// Normalize fills the public envelope, Recover turns panics into failures,
+// and the slow tool alone gets a deadline.
+func Chain(w audit.Emitter, diag middleware.DiagnosticsFunc, slowTimeout time.Duration) middleware.Chain {
+	return middleware.New(
+		audit.Interceptor(w),
+		middleware.Diagnostics(diag),
+		middleware.Normalize(errs.Normalizer{}),
+		middleware.Recover,
+		middleware.When(middleware.Tools("slow"), middleware.Timeout(slowTimeout)),
+	)
+}
+
+// newServer builds the go-sdk server with the demo tools behind the chain.
+func newServer(cfg config, w audit.Emitter, logger *slog.Logger, transport toolctx.Transport) (*mcp.Server, error) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "toolmw-demo", Version: "0.1.0"}, &mcp.ServerOptions{Logger: logger})
+	if err := addTools(server); err != nil {
+		return nil, err
+	}
+	mcpsdk.Install(server, Chain(w, diagnostics(logger), cfg.slowTimeout).Middleware(),
+		mcpsdk.WithTransport(transport), mcpsdk.WithFallbackLogger(logger))
+	return server, nil
+}
+
+func addTools(s *mcp.Server) error {
+	return errors.Join(
+		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "greet", Description: "Greets someone: succeeds with typed input and output (an empty name is a public invalid-arguments error)."}, greet),
+		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "divide", Description: "Divides a by b. Pass a string for a number to see validation feedback."}, divide),
+		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "lookup_order", Description: "Looks up an order. Only order 1 exists: any other id is a public not-found error."}, lookupOrder),
+		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "sales_report", Description: "Builds a sales report. Its backend is down: the raw error stays on the server."}, salesReport),
+		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "crash", Description: "Panics, as a tool with a bug would. The server keeps running."}, crash),
+		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "slow", Description: "Works for the given number of seconds; the server gives it a deadline (-slow-timeout)."}, slow),
+	)
+}
+
+// serveHTTP serves streamable HTTP until ctx ends, then shuts down
+// gracefully: no new connections, in-flight requests finish (or are cancelled
+// after -shutdown-timeout), sessions are closed.
+func serveHTTP(ctx context.Context, cfg config, server *mcp.Server, w audit.Emitter, logger *slog.Logger, where string, stdout, stderr io.Writer) int {
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		hint := "pass -addr with another host:port"
+		if errors.Is(err, syscall.EADDRINUSE) {
+			hint = "another process is using it: stop it or pass -addr with another port, e.g. -addr 127.0.0.1:8081"
+		}
+		return fail(stderr, 1, "cannot listen on %s: %v (%s)", cfg.addr, err, hint)
+	}
+
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: cfg.stateless, Logger: logger})
+	var active atomic.Int64 // requests other than the long-lived GET streams
+	diag := diagnostics(logger)
+	stack := alice.New(
+		middleware.HTTPRecover(diag, middleware.WithFallbackLogger(logger)),
+		middleware.RequestID,
+		audit.HTTP(w),
+		middleware.MaxBodyBytes(MaxBody),
+		countActive(&active),
+	).Then(audit.CaptureHTTP(mcpHandler))
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", stack)
+	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
+		http.Error(rw, "toolmw demo: the MCP endpoint is /mcp", http.StatusNotFound)
+	})
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+
+	url := "http://" + ln.Addr().String() + "/mcp"
+	mode := "stateful"
+	if cfg.stateless {
+		mode = "stateless"
+	}
+	fmt.Fprintf(stdout, "toolmw demo server: MCP over streamable HTTP (%s) at %s\n", mode, url)
+	fmt.Fprintf(stdout, "audit log: %s; diagnostics: stderr\n", where)
+	fmt.Fprintf(stdout, "try it:\n  go run ./examples/client -url %s\n", url)
+	if strings.HasPrefix(where, "SQLite ") {
+		fmt.Fprintf(stdout, "  go run ./examples/audit -db %s\n", strings.TrimPrefix(where, "SQLite "))
+	} else {
+		fmt.Fprintf(stdout, "  go run ./examples/audit -postgres \"$%s\"\n", PostgresEnv)
+	}
+	fmt.Fprintln(stdout, "stop it with Ctrl-C")
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fail(stderr, 1, "serving on %s: %v", cfg.addr, err)
+	case <-ctx.Done():
+	}
+
+	logger.Info("shutting down: waiting for in-flight calls", "timeout", cfg.shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(sctx) }()
+	// Shutdown waits for every request, and a stateful session's GET stream
+	// never ends on its own: wait for the other requests, then close the
+	// sessions, which ends the streams.
+	tick := time.NewTicker(20 * time.Millisecond)
+	for active.Load() > 0 && sctx.Err() == nil {
+		<-tick.C
+	}
+	tick.Stop()
+	for ss := range server.Sessions() {
+		_ = ss.Close()
+	}
+	select {
+	case err = <-shut:
+	case <-time.After(time.Second):
+		err = context.DeadlineExceeded
+	}
+	if err != nil {
+		logger.Warn("in-flight requests were cancelled", "err", err)
+		_ = srv.Close()
+	}
+	logger.Info("shutting down: flushing the audit log")
+	return 0
+}
+
+// countActive counts the requests in flight other than GET (the session's
+// server-to-client stream, which lasts as long as the session).
+func countActive(n *atomic.Int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet {
+				n.Add(1)
+				defer n.Add(-1)
+			}
+			next.ServeHTTP(rw, r)
+		})
+	}
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
