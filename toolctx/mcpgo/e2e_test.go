@@ -22,6 +22,7 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/mcpgo"
 )
 
 // TestBehaviourTable checks DESIGN.md's table row by row on each transport.
@@ -387,4 +388,27 @@ func TestRequestFill(t *testing.T) {
 	assert.NotEqual(t, reqs[0].CallID, reqs[1].CallID)
 	assert.Nil(t, reqs[0].Header)
 	assert.Nil(t, reqs[0].Identity)
+}
+
+// TestAddToolWithoutAdapter: a toolmw Handler registered on a server without
+// the adapter is still safe: panics are recovered and raw errors scrubbed.
+func TestAddToolWithoutAdapter(t *testing.T) {
+	s := server.NewMCPServer("plain", "1.0.0")
+	require.NoError(t, mcpgo.AddTool(s, mcp.NewTool("tm", failSchema), toolctx.HandlerFunc(
+		func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			var in struct {
+				Kind   int    `json:"kind"`
+				Canary string `json:"canary"`
+			}
+			_ = json.Unmarshal(req.Arguments, &in)
+			return toolctx.ErrorResult(failure(in.Kind, in.Canary))
+		})))
+	w := inProcessWire(t, s)
+	for kind := 0; kind < numKinds; kind++ {
+		res, err := call(t, w, "tm", map[string]any{"kind": kind, "canary": "CANARY-plain"})
+		require.NoError(t, err)
+		assert.True(t, res.IsError)
+	}
+	assert.NotContains(t, string(w.bytes()), "CANARY")
+	assert.ErrorIs(t, mcpgo.AddTool(s, mcp.NewTool("x"), nil), mcpgo.ErrNilHandler)
 }

@@ -1,0 +1,77 @@
+package mcpgo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/mcpgo"
+)
+
+// Install the chain first, so it is outermost; existing mcp-go handlers stay
+// as they are. A raw error reaches the client as a generic isError result
+// and the diagnostics hook as it is.
+func ExampleServerOption() {
+	chain := middleware.New(
+		middleware.Diagnostics(func(ctx context.Context, ev middleware.DiagnosticEvent) {
+			fmt.Println("server keeps:", ev.Err)
+		}),
+		middleware.Normalize(errs.Normalizer{}),
+		middleware.Recover,
+	)
+	s := server.NewMCPServer("demo", "1.0.0", mcpgo.ServerOption(chain.Middleware()))
+	s.AddTool(mcp.NewTool("lookup"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, errors.New("dial tcp 10.0.0.7:5432: connection refused")
+	})
+
+	c, _ := client.NewInProcessClient(s)
+	defer c.Close()
+	ctx := context.Background()
+	_ = c.Start(ctx)
+	_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "lookup"
+	res, err := c.CallTool(ctx, req)
+	fmt.Println("client sees:", err, res.IsError, res.Content[0].(mcp.TextContent).Text)
+	fmt.Println("code:", res.Meta.AdditionalFields[toolctx.ErrorMetaKey])
+	// Output:
+	// server keeps: dial tcp 10.0.0.7:5432: connection refused
+	// client sees: <nil> true internal error: the tool failed; the cause was recorded on the server
+	// code: map[code:internal]
+}
+
+// AddTool registers a toolmw Handler, checking its name and schemas first.
+func ExampleAddTool() {
+	s := server.NewMCPServer("demo", "1.0.0")
+	type in struct {
+		Name string `json:"name"`
+	}
+	greet := toolctx.Typed(func(ctx context.Context, req *toolctx.Request, v in) (map[string]string, error) {
+		if v.Name == "" {
+			return nil, errs.InvalidArguments("name is required")
+		}
+		return map[string]string{"greeting": "hello " + v.Name}, nil
+	})
+	err := mcpgo.AddTool(s, mcp.NewTool("greet", mcp.WithString("name")), greet)
+	fmt.Println(err)
+
+	err = mcpgo.AddTool(s, mcp.NewTool("bad name!"), greet)
+	var nameErr *errs.ToolNameError
+	fmt.Println(errors.As(err, &nameErr))
+
+	bad := mcp.NewToolWithRawSchema("raw", "", []byte(`{"type":"object","properties":{"n":{"type":"nope"}}}`))
+	err = mcpgo.AddTool(s, bad, greet)
+	var schemaErr *errs.ToolSchemaError
+	fmt.Println(errors.As(err, &schemaErr), schemaErr.Schema)
+	// Output:
+	// <nil>
+	// true
+	// true input
+}
