@@ -8,14 +8,15 @@
 // and importing package audit builds neither.
 //
 // The table ([Options.Table], default "toolmw_audit") is created on open,
-// with its indexes on time and on (tool, time), and its layout version is
+// with an index on time (SQLite) or on time and on (tool, time)
+// (PostgreSQL), and its layout version is
 // kept in "<table>_schema". Opening is idempotent; a table written by a
 // newer toolmw is refused with [ErrNewerSchema]. SQLite runs in WAL mode
 // with synchronous=NORMAL; PostgreSQL takes an advisory lock while it
 // creates the table, so replicas may start together.
 //
 // Each batch is one transaction: SQLite uses a prepared multi-row INSERT of
-// up to 500 rows, PostgreSQL one COPY. Put the store behind [audit.NewAsync]:
+// 8 rows, executed as often as the batch needs, PostgreSQL one COPY. Put the store behind [audit.NewAsync]:
 // a failed batch is retried whole and then goes to the fallback sink, and a
 // tool call never waits for the database.
 //

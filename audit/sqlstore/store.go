@@ -240,7 +240,7 @@ func newerSchema(table string, found int) error {
 }
 
 // WriteBatch writes batch in one transaction (SQLite: prepared multi-row
-// INSERTs of up to 500 rows; PostgreSQL: one COPY). On error nothing of the
+// INSERTs of 8 rows; PostgreSQL: one COPY). On error nothing of the
 // batch was written, so it can be retried whole.
 func (s *Store) WriteBatch(ctx context.Context, batch []audit.Record) error {
 	if len(batch) == 0 {

@@ -1,0 +1,4 @@
+package sqlstore
+
+// SetSQLiteChunk lets benchmarks try other statement sizes.
+func SetSQLiteChunk(n int) { sqliteChunk = n }

@@ -1,0 +1,204 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/audit/sqlstore"
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+const (
+	loadGoroutines = 64
+	loadCalls      = 2000
+)
+
+// mixedHandler succeeds, fails publicly, fails raw, panics or sees a
+// cancelled call, by the call's number.
+func mixedHandler(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+	switch req.Tool {
+	case "ok":
+		return toolctx.TextResult("fine")
+	case "public":
+		return toolctx.ErrorResult(errs.NotFound("no such thing"))
+	case "raw":
+		return toolctx.ErrorResult(errors.New("dial tcp 10.0.0.1:5432: connection refused"))
+	case "panic":
+		panic("index out of range")
+	default: // "cancel"
+		<-ctx.Done()
+		return toolctx.ErrorResult(ctx.Err())
+	}
+}
+
+var loadTools = [...]string{"ok", "public", "raw", "panic", "cancel"}
+
+// runLoad sends goroutines x calls through the full chain into w, then
+// closes w, and returns how many calls of each tool were made.
+func runLoad(t testing.TB, w *audit.Async, goroutines, calls int) map[string]int64 {
+	h, err := middleware.New(
+		audit.Interceptor(w),
+		middleware.Diagnostics(func(context.Context, middleware.DiagnosticEvent) {}),
+		middleware.Normalize(errs.Normalizer{}),
+		middleware.Recover,
+	).ThenFunc(mixedHandler)
+	require.NoError(t, err)
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	var counts [len(loadTools)]atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < calls; i++ {
+				k := (g + i) % len(loadTools)
+				ctx := context.Background()
+				if loadTools[k] == "cancel" {
+					ctx = canceled
+				}
+				req := &toolctx.Request{Tool: loadTools[k], CallID: toolctx.NewCallID(), Transport: toolctx.TransportInMemory}
+				h.CallTool(ctx, req)
+				counts[k].Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer ccancel()
+	require.NoError(t, w.Close(cctx))
+	out := map[string]int64{}
+	for k, name := range loadTools {
+		out[name] = counts[k].Load()
+	}
+	return out
+}
+
+// TestConcurrentCallsLoseNothing: 64 goroutines x 2,000 mixed calls through
+// the full chain and the async writer into each database; after Close the
+// row count equals the call count and every call id is unique.
+func TestConcurrentCallsLoseNothing(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s, raw := b.open(t)
+			fb := &countSink{}
+			w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 16384, BatchSize: 1000, FlushInterval: 20 * time.Millisecond,
+				Fallback: fb, Logger: quiet()})
+			start := time.Now()
+			counts := runLoad(t, w, loadGoroutines, loadCalls)
+			t.Logf("%s: %d calls in %v; %+v", b.name, loadGoroutines*loadCalls, time.Since(start), w.Stats())
+			total := int64(loadGoroutines * loadCalls)
+			st := w.Stats()
+			assert.Equal(t, uint64(total), st.Written)
+			assert.Zero(t, st.Dropped)
+			assert.Zero(t, st.Fallback)
+			assert.Equal(t, total, raw(t, "SELECT COUNT(*) FROM "+s.Table()))
+			assert.Equal(t, total, raw(t, "SELECT COUNT(DISTINCT call_id) FROM "+s.Table()))
+			ctx := context.Background()
+			for tool, outcome := range map[string]audit.Outcome{"ok": audit.OutcomeOK, "public": audit.OutcomeError,
+				"raw": audit.OutcomeError, "panic": audit.OutcomePanic, "cancel": audit.OutcomeCanceled} {
+				n, err := s.Count(ctx, sqlQuery(tool, outcome))
+				require.NoError(t, err)
+				assert.Equal(t, counts[tool], n, tool)
+			}
+			assert.Equal(t, counts["raw"], raw(t, "SELECT COUNT(*) FROM "+s.Table()+" WHERE message = 'dial tcp 10.0.0.1:5432: connection refused'"))
+			assert.Equal(t, counts["panic"], raw(t, "SELECT COUNT(*) FROM "+s.Table()+" WHERE message = 'panic: index out of range'"))
+		})
+	}
+}
+
+// countSink counts the rows it takes.
+type countSink struct{ n atomic.Int64 }
+
+func (c *countSink) WriteBatch(_ context.Context, b []audit.Record) error {
+	c.n.Add(int64(len(b)))
+	return nil
+}
+
+// TestPostgresStoppedAndStartedLosesNothing stops the real server in the
+// middle of a run and starts it again: under Block every row reaches the
+// table.
+func TestPostgresStoppedAndStartedLosesNothing(t *testing.T) {
+	ctl := os.Getenv("TOOLMW_TEST_PG_CTL")
+	if ctl == "" {
+		pgDSN(t)
+		t.Skip("TOOLMW_TEST_PG_CTL is not set")
+	}
+	s, raw := pgBackend().open(t)
+	fb := &countSink{}
+	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 2048, BatchSize: 256, FlushInterval: 10 * time.Millisecond,
+		Policy: audit.Block, MaxRetries: -1, Backoff: 20 * time.Millisecond, MaxBackoff: 500 * time.Millisecond,
+		WriteTimeout: 5 * time.Second, Fallback: fb, Logger: quiet()})
+
+	pgctl := func(cmd string) {
+		out, err := exec.Command(ctl, cmd).CombinedOutput()
+		require.NoError(t, err, "%s %s: %s", ctl, cmd, out)
+	}
+	started := true
+	defer func() {
+		if !started { // never leave the server stopped
+			_ = exec.Command(ctl, "start").Run()
+		}
+	}()
+
+	var wg sync.WaitGroup
+	var calls atomic.Int64
+	stop := make(chan struct{})
+	h, err := middleware.New(audit.Interceptor(w), middleware.Recover).ThenFunc(mixedHandler)
+	require.NoError(t, err)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				h.CallTool(context.Background(), &toolctx.Request{Tool: loadTools[i%3], CallID: toolctx.NewCallID()})
+				calls.Add(1)
+				if i%50 == 0 {
+					time.Sleep(time.Millisecond)
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	before := w.Stats().Written
+	started = false
+	pgctl("stop")
+	time.Sleep(time.Second)
+	pgctl("start")
+	started = true
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, w.Close(ctx))
+	st := w.Stats()
+	t.Logf("calls %d, written before the stop %d, stats %+v", calls.Load(), before, st)
+	assert.NotZero(t, st.Retried, "the writes failed while the server was down")
+	assert.Zero(t, st.Fallback)
+	assert.Zero(t, st.Dropped)
+	assert.Equal(t, uint64(calls.Load()), st.Written)
+	assert.Equal(t, calls.Load(), raw(t, "SELECT COUNT(*) FROM "+s.Table()))
+	assert.Equal(t, calls.Load(), raw(t, "SELECT COUNT(DISTINCT call_id) FROM "+s.Table()))
+}
+
+func sqlQuery(tool string, o audit.Outcome) sqlstore.Query {
+	return sqlstore.Query{Tool: tool, Outcome: o}
+}
