@@ -112,6 +112,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
+	// Listen first, so that a busy address is reported before anything
+	// else is opened.
+	var ln net.Listener
+	if !cfg.stdio {
+		ln, err = net.Listen("tcp", cfg.addr)
+		if err != nil {
+			hint := "pass -addr with another host:port"
+			if errors.Is(err, syscall.EADDRINUSE) {
+				hint = "another process is using it: stop it or pass -addr with another port, e.g. -addr 127.0.0.1:8081"
+			}
+			return fail(stderr, 1, "cannot listen on %s: %v (%s)", cfg.addr, err, hint)
+		}
+		defer ln.Close()
+	}
+
 	store, where, err := openStore(ctx, cfg)
 	if err != nil {
 		return fail(stderr, 1, "%v", err)
@@ -147,7 +162,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		logger.Info("shutting down: flushing the audit log")
 		return 0
 	}
-	return serveHTTP(ctx, cfg, server, w, logger, where, stdout, stderr)
+	return serveHTTP(ctx, cfg, ln, server, w, logger, where, stdout, stderr)
 }
 
 func openStore(ctx context.Context, cfg config) (*sqlstore.Store, string, error) {
@@ -221,16 +236,7 @@ func addTools(s *mcp.Server) error {
 // serveHTTP serves streamable HTTP until ctx ends, then shuts down
 // gracefully: no new connections, in-flight requests finish (or are cancelled
 // after -shutdown-timeout), sessions are closed.
-func serveHTTP(ctx context.Context, cfg config, server *mcp.Server, w audit.Emitter, logger *slog.Logger, where string, stdout, stderr io.Writer) int {
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		hint := "pass -addr with another host:port"
-		if errors.Is(err, syscall.EADDRINUSE) {
-			hint = "another process is using it: stop it or pass -addr with another port, e.g. -addr 127.0.0.1:8081"
-		}
-		return fail(stderr, 1, "cannot listen on %s: %v (%s)", cfg.addr, err, hint)
-	}
-
+func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Server, w audit.Emitter, logger *slog.Logger, where string, stdout, stderr io.Writer) int {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: cfg.stateless, Logger: logger})
 	var active atomic.Int64 // requests other than the long-lived GET streams
@@ -293,6 +299,7 @@ func serveHTTP(ctx context.Context, cfg config, server *mcp.Server, w audit.Emit
 	for ss := range server.Sessions() {
 		_ = ss.Close()
 	}
+	var err error
 	select {
 	case err = <-shut:
 	case <-time.After(time.Second):

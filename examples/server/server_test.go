@@ -1,0 +1,500 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+// The binaries under test, built once in TestMain.
+var serverBin, auditBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "toolmw-examples-server")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	serverBin = filepath.Join(dir, "server")
+	auditBin = filepath.Join(dir, "audit")
+	for bin, pkg := range map[string]string{serverBin: ".", auditBin: "../audit"} {
+		out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// The strings that must never reach a client: the backend's connection
+// string (and its password), the panic value's secret, a stack, the private
+// cause of the public not-found error.
+var secrets = []string{FakeDSN, "hunter2", PanicSecret, "goroutine ", "panic:", "orders_v2", "nil map"}
+
+const testSlowTimeout = time.Second
+
+// capture records every byte the client received over HTTP.
+type capture struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.Write(p)
+}
+
+func (c *capture) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}
+
+type captureRT struct{ c *capture }
+
+func (rt captureRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.TeeReader(resp.Body, rt.c), resp.Body}
+	return resp, nil
+}
+
+// process is the server running as a subprocess.
+type process struct {
+	cmd            *exec.Cmd
+	stdout, stderr *capture
+	done           chan struct{}
+}
+
+func (p *process) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		t.Fatalf("the server did not exit; stderr:\n%s", p.stderr)
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func startServer(t *testing.T, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(serverBin, args...)
+	cmd.Dir = t.TempDir()
+	p := &process{cmd: cmd, stdout: &capture{}, stderr: &capture{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+	require.NoError(t, cmd.Start())
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+var urlRE = regexp.MustCompile(`at (http://\S+/mcp)`)
+
+// serverURL waits for the banner and returns the URL it prints.
+func serverURL(t *testing.T, p *process) string {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if out := p.stdout.String(); strings.Contains(out, "Ctrl-C") {
+			m := urlRE.FindStringSubmatch(out)
+			require.NotNil(t, m, "no URL in the banner: %q", out)
+			return m[1]
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("the server exited early: %s", p.stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no URL in the banner; stdout: %q stderr: %q", p.stdout, p.stderr)
+	return ""
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+}
+
+func text(res *mcp.CallToolResult) string {
+	var s []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			s = append(s, tc.Text)
+		}
+	}
+	return strings.Join(s, "\n")
+}
+
+func errorMeta(t *testing.T, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	m, ok := res.Meta[toolctx.ErrorMetaKey].(map[string]any)
+	require.True(t, ok, "a failure carries _meta[%q]: %+v", toolctx.ErrorMetaKey, res.Meta)
+	return m
+}
+
+// expectRow is what the audit log must hold for one call.
+type expectRow struct {
+	tool    string
+	outcome string
+	code    string
+	message string // a substring of the row's message
+}
+
+// tour calls every demo tool on cs and checks what the client saw against
+// the behaviour table; it returns the rows the audit log must then hold.
+// Every result is also appended, encoded, to seen.
+func tour(t *testing.T, cs *mcp.ClientSession, seen io.Writer) []expectRow {
+	t.Helper()
+	generic := errs.CodeInternal.DefaultMessage()
+	record := func(res *mcp.CallToolResult, err error) {
+		if res != nil {
+			b, _ := json.Marshal(res)
+			_, _ = seen.Write(b)
+		}
+		if err != nil {
+			_, _ = io.WriteString(seen, err.Error())
+		}
+	}
+	var rows []expectRow
+
+	// Success: typed input, structured output.
+	res, err := call(t, cs, "greet", map[string]any{"name": "Ada", "excited": true})
+	record(res, err)
+	require.NoError(t, err)
+	assert.False(t, res.IsError)
+	assert.Equal(t, map[string]any{"greeting": "Hello, Ada!"}, res.StructuredContent)
+	rows = append(rows, expectRow{"greet", "ok", "", ""})
+
+	// Invalid arguments: the schema's feedback is public.
+	res, err = call(t, cs, "divide", map[string]any{"a": 1, "b": "two"})
+	record(res, err)
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Equal(t, "invalid_arguments", errorMeta(t, res)["code"])
+	assert.Contains(t, text(res), "number", "the validation feedback names what was wanted")
+	rows = append(rows, expectRow{"divide", "rejected", "invalid_arguments", "number"})
+
+	res, err = call(t, cs, "divide", map[string]any{"a": 7, "b": 2})
+	record(res, err)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"quotient": 3.5}, res.StructuredContent)
+	rows = append(rows, expectRow{"divide", "ok", "", ""})
+
+	// An explicit public error: message and detail, never its cause.
+	res, err = call(t, cs, "lookup_order", map[string]any{"id": 42})
+	record(res, err)
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Equal(t, "order 42 does not exist", text(res))
+	assert.Equal(t, map[string]any{"code": "not_found", "detail": map[string]any{"id": 42.0}}, errorMeta(t, res))
+	assert.Nil(t, res.StructuredContent)
+	rows = append(rows, expectRow{"lookup_order", "error", "not_found", "order 42 does not exist"})
+
+	res, err = call(t, cs, "lookup_order", map[string]any{"id": 1})
+	record(res, err)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"id": 1.0, "status": "shipped"}, res.StructuredContent)
+	rows = append(rows, expectRow{"lookup_order", "ok", "", ""})
+
+	// A raw error: the generic message, no structured data; the row has
+	// the connection string.
+	res, err = call(t, cs, "sales_report", map[string]any{"region": "emea"})
+	record(res, err)
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Equal(t, generic, text(res))
+	assert.Equal(t, map[string]any{"code": "internal"}, errorMeta(t, res))
+	assert.Nil(t, res.StructuredContent)
+	rows = append(rows, expectRow{"sales_report", "error", "internal", FakeDSN})
+
+	// Panics: the same generic result; the server keeps running.
+	for _, args := range []map[string]any{{"reason": "bug"}, {}} {
+		res, err = call(t, cs, "crash", args)
+		record(res, err)
+		require.NoError(t, err)
+		assert.True(t, res.IsError)
+		assert.Equal(t, generic, text(res))
+		assert.Equal(t, map[string]any{"code": "internal"}, errorMeta(t, res))
+	}
+	rows = append(rows,
+		expectRow{"crash", "panic", "internal", PanicSecret},
+		expectRow{"crash", "panic", "internal", "assignment to entry in nil map"})
+
+	res, err = call(t, cs, "greet", map[string]any{"name": "survivor"})
+	record(res, err)
+	require.NoError(t, err, "the server survived the panics")
+	assert.Equal(t, map[string]any{"greeting": "Hello, survivor."}, res.StructuredContent)
+	rows = append(rows, expectRow{"greet", "ok", "", ""})
+
+	// Slow: within the deadline, then past it.
+	res, err = call(t, cs, "slow", map[string]any{"seconds": 0.01})
+	record(res, err)
+	require.NoError(t, err)
+	assert.False(t, res.IsError)
+	rows = append(rows, expectRow{"slow", "ok", "", ""})
+
+	start := time.Now()
+	res, err = call(t, cs, "slow", map[string]any{"seconds": 30})
+	record(res, err)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), testSlowTimeout+5*time.Second)
+	assert.True(t, res.IsError)
+	assert.Equal(t, "timeout", errorMeta(t, res)["code"])
+	assert.Equal(t, "the tool call timed out after "+testSlowTimeout.String(), text(res))
+	rows = append(rows, expectRow{"slow", "timeout", "timeout", "timed out"})
+
+	// Unknown tool: a protocol error, and a rejected row.
+	res, err = call(t, cs, "no_such_tool", map[string]any{})
+	record(res, err)
+	require.Error(t, err)
+	rows = append(rows, expectRow{"no_such_tool", "rejected", "unknown_tool", ""})
+	return rows
+}
+
+// auditRow is a row as examples/audit -json prints it.
+type auditRow struct {
+	Tool      string         `json:"tool"`
+	Transport string         `json:"transport"`
+	Outcome   string         `json:"outcome"`
+	Code      string         `json:"code"`
+	Message   string         `json:"message"`
+	Detail    map[string]any `json:"detail"`
+}
+
+// readAudit runs examples/audit over db and returns the tool rows.
+func readAudit(t *testing.T, db string, args ...string) []auditRow {
+	t.Helper()
+	cmd := exec.Command(auditBin, append([]string{"-db", db, "-json", "-limit", "1000"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "examples/audit: %s", stderr.String())
+	var rows []auditRow
+	require.NoError(t, json.Unmarshal(out, &rows), "%s", out)
+	return rows
+}
+
+// checkRows checks that every expected call has its row, and nothing else
+// is there.
+func checkRows(t *testing.T, got []auditRow, want []expectRow, transport string) {
+	t.Helper()
+	require.Len(t, got, len(want), "one row per call: %+v", got)
+	left := append([]auditRow(nil), got...)
+	for _, w := range want {
+		found := -1
+		for i, g := range left {
+			if g.Tool == w.tool && g.Outcome == w.outcome && g.Code == w.code && strings.Contains(g.Message, w.message) {
+				found = i
+				break
+			}
+		}
+		if !assert.GreaterOrEqual(t, found, 0, "no audit row for %+v among %+v", w, left) {
+			continue
+		}
+		assert.Equal(t, transport, left[found].Transport)
+		assert.NotContains(t, left[found].Message, "goroutine ", "never a stack in a row")
+		left = append(left[:found], left[found+1:]...)
+	}
+}
+
+func assertNoSecrets(t *testing.T, what, seen string) {
+	t.Helper()
+	require.NotEmpty(t, seen)
+	for _, s := range secrets {
+		assert.NotContains(t, seen, s, "%s must not reach the client", s)
+	}
+	_ = what
+}
+
+func TestStreamableHTTP(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "audit.db")
+			args := []string{"-addr", "127.0.0.1:0", "-audit-db", db, "-slow-timeout", testSlowTimeout.String()}
+			if stateless {
+				args = append(args, "-stateless")
+			}
+			p := startServer(t, args...)
+			url := serverURL(t, p)
+			assert.Contains(t, p.stdout.String(), "go run ./examples/client -url "+url, "the banner says how to try it")
+
+			wire := &capture{}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+				&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: captureRT{wire}}, MaxRetries: -1}, nil)
+			require.NoError(t, err)
+			var decoded bytes.Buffer
+			want := tour(t, cs, &decoded)
+
+			if !stateless {
+				// Cancelled by the client: nothing late; a canceled row.
+				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+				_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 30}})
+				cancel()
+				require.Error(t, err)
+				want = append(want, expectRow{"slow", "canceled", "canceled", ""})
+			}
+
+			// A call in flight at SIGINT finishes, and its row is flushed.
+			inflight := make(chan error, 1)
+			go func() {
+				res, err := call(t, cs, "slow", map[string]any{"seconds": 0.5})
+				if err == nil && res.IsError {
+					err = fmt.Errorf("in-flight call failed: %s", text(res))
+				}
+				inflight <- err
+			}()
+			time.Sleep(150 * time.Millisecond)
+			require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+			require.NoError(t, <-inflight, "the in-flight call finished during shutdown")
+			want = append(want, expectRow{"slow", "ok", "", ""})
+			_ = cs.Close()
+			require.Equal(t, 0, p.wait(t), "SIGINT exits 0; stderr:\n%s", p.stderr)
+			assert.Contains(t, p.stderr.String(), "writer closed", "the audit writer was flushed and closed")
+
+			assertNoSecrets(t, "wire", wire.String())
+			assertNoSecrets(t, "decoded", decoded.String())
+			// The operator's stderr has the causes.
+			assert.Contains(t, p.stderr.String(), "hunter2")
+			assert.Contains(t, p.stderr.String(), PanicSecret)
+
+			rows := readAudit(t, db)
+			checkRows(t, rows, want, "streamable-http")
+			for _, r := range rows {
+				if r.Tool == "sales_report" {
+					assert.Contains(t, r.Message, FakeDSN, "the audit row names the cause")
+				}
+			}
+			assert.NotEmpty(t, readAudit(t, db, "-kind", "http"), "HTTP rows too")
+		})
+	}
+}
+
+func TestStdio(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "audit.db")
+	cmd := exec.Command(serverBin, "-stdio", "-audit-db", db, "-slow-timeout", testSlowTimeout.String())
+	stderr := &capture{}
+	cmd.Stderr = stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	var seen bytes.Buffer
+	want := tour(t, cs, &seen)
+	require.NoError(t, cs.Close()) // closes stdin: the server flushes and exits
+	require.NotNil(t, cmd.ProcessState)
+	assert.Equal(t, 0, cmd.ProcessState.ExitCode(), "stderr:\n%s", stderr)
+	assert.Contains(t, stderr.String(), "writer closed")
+	assertNoSecrets(t, "stdio", seen.String())
+
+	rows := readAudit(t, db)
+	checkRows(t, rows, want, "stdio")
+}
+
+// A stdio server given SIGINT exits 0 with its rows flushed.
+func TestStdioSIGINT(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "audit.db")
+	cmd := exec.Command(serverBin, "-stdio", "-audit-db", db)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	require.NoError(t, err)
+	res, err := call(t, cs, "greet", map[string]any{"name": "x"})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err = cmd.Wait()
+	require.NoError(t, err, "exit 0 on SIGINT")
+	rows := readAudit(t, db)
+	checkRows(t, rows, []expectRow{{"greet", "ok", "", ""}}, "stdio")
+}
+
+func TestStartupErrors(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad flag", []string{"-port", "80"}, "-h"},
+		{"bad duration", []string{"-slow-timeout", "soon"}, "-slow-timeout"},
+		{"address in use", []string{"-addr", busy.Addr().String(), "-audit-db", filepath.Join(dir, "a.db")}, "-addr"},
+		{"bad address", []string{"-addr", "nowhere:http:x", "-audit-db", filepath.Join(dir, "b.db")}, "-addr"},
+		{"audit dir missing", []string{"-addr", "127.0.0.1:0", "-audit-db", filepath.Join(dir, "missing", "a.db")}, "-audit-db"},
+		{"audit path is a directory", []string{"-addr", "127.0.0.1:0", "-audit-db", dir}, "-audit-db"},
+		{"postgres unreachable", []string{"-addr", "127.0.0.1:0", "-audit-postgres", "postgres://u@127.0.0.1:1/db?connect_timeout=2"}, "-audit-postgres"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startServer(t, tc.args...)
+			code := p.wait(t)
+			assert.NotEqual(t, 0, code)
+			msg := p.stderr.String()
+			lines := strings.Split(strings.TrimRight(msg, "\n"), "\n")
+			assert.Len(t, lines, 1, "a one-line error: %q", msg)
+			assert.True(t, strings.HasPrefix(msg, "toolmw demo server: "), msg)
+			assert.Contains(t, msg, tc.want, "the message says what to change")
+			assert.Empty(t, p.stdout.String(), "no banner")
+		})
+	}
+}
+
+// -h prints the flags and exits 0.
+func TestHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"-h"}, strings.NewReader(""), &out, &errb)
+	assert.Equal(t, 0, code)
+	for _, f := range []string{"-addr", "-stdio", "-stateless", "-audit-db", "-audit-postgres", "-slow-timeout"} {
+		assert.Contains(t, errb.String(), f)
+	}
+	sc := bufio.NewScanner(strings.NewReader(errb.String()))
+	require.True(t, sc.Scan())
+	assert.Contains(t, sc.Text(), "usage")
+}
