@@ -34,12 +34,10 @@ func (n Normalizer) Normalize(err error) (pub Public, scrubbed bool) {
 	if err == nil {
 		return Public{}, false
 	}
-	var pe *PanicError
-	if errors.As(err, &pe) {
+	if _, ok := asType[*PanicError](err); ok {
 		return n.generic(), true
 	}
-	var e *Error
-	if errors.As(err, &e) && e != nil {
+	if e, ok := asType[*Error](err); ok && e != nil {
 		return e.Public(), false
 	}
 	if n.Map != nil {

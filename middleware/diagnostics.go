@@ -54,8 +54,7 @@ func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
 				return res
 			}
 			ev := DiagnosticEvent{Err: res.Cause(), Details: toolctx.DetailsOf(req), Code: out.Public.Code}
-			var pe *errs.PanicError
-			if errors.As(ev.Err, &pe) {
+			if pe := panicOf(ev.Err); pe != nil {
 				ev.Stack = pe.Stack
 			}
 			o.report(ctx, fn, ev)
