@@ -1,0 +1,185 @@
+package middleware_test
+
+// One test per row of the behaviour table in DESIGN.md that needs no
+// transport, through the recommended chain: After, Diagnostics, Normalize,
+// Recover.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+type rowResult struct {
+	res   *toolctx.CallResult
+	diag  []middleware.DiagnosticEvent
+	after []middleware.CallInfo
+	ran   bool
+}
+
+func runRow(t *testing.T, ctx context.Context, req *toolctx.Request, guard toolctx.Middleware, h toolctx.Handler) rowResult {
+	t.Helper()
+	var out rowResult
+	diag, after := &diagRecorder{}, &afterRecorder{}
+	logger, buf := bufLogger()
+	inner := toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+		out.ran = true
+		return h.CallTool(ctx, req)
+	})
+	chain := middleware.New(
+		middleware.After(after.fn, middleware.WithFallbackLogger(logger)),
+		middleware.Diagnostics(diag.fn, middleware.WithFallbackLogger(logger)),
+		middleware.Normalize(errs.Normalizer{}),
+		middleware.Recover,
+		guard,
+	)
+	out.res = mustThen(t, chain, inner).CallTool(ctx, req)
+	out.diag, out.after = diag.get(), after.get()
+	require.NotNil(t, out.res, "the chain always returns a result")
+	require.Len(t, out.after, 1, "After sees every call once")
+	assert.Empty(t, buf.String(), "no hook fault")
+	return out
+}
+
+func TestBehaviourInvalidArguments(t *testing.T) {
+	req := newReq("weather")
+	req.Arguments = json.RawMessage(`{"city":1}`)
+	r := runRow(t, context.Background(), req, nil, toolctx.Typed(func(context.Context, *toolctx.Request, struct {
+		City string `json:"city"`
+	}) (string, error) {
+		return "x", nil
+	}))
+	require.True(t, r.res.IsError, "a failure")
+	assert.Equal(t, errs.CodeInvalidArguments, r.res.Error.Code, "invalid arguments code")
+	assert.Contains(t, r.res.Error.Message, `field "city"`, "the validation feedback is public and names the field")
+	assert.Empty(t, r.diag, "Diagnostics not called")
+	assert.Equal(t, errs.CodeInvalidArguments, r.after[0].Outcome.Public.Code, "After records the code")
+	assert.False(t, r.after[0].Outcome.Scrubbed, "and the feedback, not a raw message")
+}
+
+func TestBehaviourExplicitPublicError(t *testing.T) {
+	secret := errors.New("pq: relation invoices_secret does not exist")
+	r := runRow(t, context.Background(), newReq("invoice"), nil, handlerReturning(toolctx.ErrorResult(
+		errs.NotFound("no such invoice").WithDetail(map[string]any{"id": "42"}).WithCause(secret))))
+	assert.Equal(t, errs.Public{Code: errs.CodeNotFound, Message: "no such invoice", Detail: map[string]any{"id": "42"}}, *r.res.Error, "public message and detail only")
+	assert.Empty(t, r.diag, "Diagnostics not called")
+	assert.Equal(t, errs.CodeNotFound, r.after[0].Outcome.Public.Code, "After records its code")
+	assert.ErrorIs(t, r.after[0].Cause(), secret, "the private cause stays on the server")
+
+	own := &toolctx.CallResult{IsError: true, Content: []toolctx.Content{&toolctx.Text{Text: "the city is not known"}}}
+	r = runRow(t, context.Background(), newReq("weather"), nil, handlerReturning(own))
+	assert.Equal(t, own.Content, r.res.Content, "a handler's own isError result keeps its content")
+	assert.Equal(t, errs.CodeToolError, r.res.Error.Code, "tool_error")
+	assert.Empty(t, r.diag, "Diagnostics not called")
+}
+
+func TestBehaviourRawError(t *testing.T) {
+	raw := errors.New("dial tcp 10.0.0.5:5432: connection refused")
+	r := runRow(t, context.Background(), newReq("report"), nil, handlerReturning(toolctx.ErrorResult(raw)))
+	assert.Equal(t, errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, *r.res.Error, "a generic message")
+	assert.Nil(t, r.res.StructuredContent, "no structured data")
+	require.Len(t, r.diag, 1, "Diagnostics called once")
+	assert.Same(t, raw, r.diag[0].Err, "with the raw error")
+	assert.Equal(t, "report", r.diag[0].Details.Tool(), "and the call details")
+	assert.True(t, r.after[0].Outcome.Scrubbed, "After: scrubbed, so the audit row records the raw message")
+	assert.Same(t, raw, r.after[0].Cause(), "After: the raw message")
+}
+
+func TestBehaviourPanic(t *testing.T) {
+	r := runRow(t, context.Background(), newReq("crash"), nil, handlerPanicking("index out of range [3] with length 2"))
+	assert.Equal(t, errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, *r.res.Error, "the same generic result")
+	require.Len(t, r.diag, 1, "Diagnostics called once")
+	assert.NotEmpty(t, r.diag[0].Stack, "with the stack")
+	var pe *errs.PanicError
+	require.ErrorAs(t, r.after[0].Cause(), &pe, "After gets the panic error")
+	assert.NotContains(t, pe.Error(), "goroutine", "the panic message, never the stack")
+
+	// The server keeps running.
+	r = runRow(t, context.Background(), newReq("ok"), nil, handlerReturning(toolctx.TextResult("fine")))
+	assert.False(t, r.res.IsError, "the next call succeeds")
+}
+
+func TestBehaviourUnencodableOutput(t *testing.T) {
+	r := runRow(t, context.Background(), newReq("stream"), nil, toolctx.Typed(func(context.Context, *toolctx.Request, struct{}) (chan int, error) {
+		return make(chan int), nil
+	}))
+	assert.Equal(t, errs.CodeInternal, r.res.Error.Code, "a generic result")
+	assert.Equal(t, errs.GenericMessage, r.res.Error.Message, "the generic message")
+	require.Len(t, r.diag, 1, "Diagnostics called with the raw error")
+	assert.ErrorContains(t, r.diag[0].Err, "encode structured result", "the encoding error")
+}
+
+func TestBehaviourGuardRejects(t *testing.T) {
+	guard := func(next toolctx.Handler) toolctx.Handler {
+		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			if req.Identity == nil || req.Identity.Subject != "admin" {
+				return toolctx.ErrorResult(errs.PermissionDenied("admin scope required"))
+			}
+			return next.CallTool(ctx, req)
+		})
+	}
+	r := runRow(t, context.Background(), newReq("delete"), guard, handlerReturning(toolctx.TextResult("deleted")))
+	assert.False(t, r.ran, "the handler did not run")
+	assert.Equal(t, errs.Public{Code: errs.CodePermissionDenied, Message: "admin scope required"}, *r.res.Error, "its public rejection")
+	assert.Empty(t, r.diag, "Diagnostics not called")
+	assert.Equal(t, errs.CodePermissionDenied, r.after[0].Outcome.Public.Code, "After records its code")
+}
+
+func TestBehaviourCanceledAndTimeout(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+		cancel()
+		return toolctx.ErrorResult(errors.New("read tcp: use of closed connection"))
+	})
+	r := runRow(t, ctx, newReq("slow"), nil, h)
+	assert.Equal(t, errs.CodeCanceled, r.res.Error.Code, "canceled")
+	assert.Empty(t, r.diag, "Diagnostics suppressed after cancellation")
+	assert.Equal(t, errs.CodeCanceled, r.after[0].Outcome.Public.Code, "After: canceled")
+
+	ctx, cancel = context.WithCancel(context.Background())
+	r = runRow(t, ctx, newReq("slow"), nil, toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
+		cancel()
+		panic("late panic")
+	}))
+	assert.Empty(t, r.diag, "Diagnostics suppressed after cancellation, even for a panic")
+
+	r = runRow(t, context.Background(), newReq("slow"), middleware.Timeout(5*time.Millisecond), toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+		<-ctx.Done()
+		return toolctx.ErrorResult(ctx.Err())
+	}))
+	assert.Equal(t, errs.CodeTimeout, r.res.Error.Code, "a deadline gives a public timeout result")
+	assert.Empty(t, r.diag, "a timeout is expected, not a diagnostic")
+	assert.Equal(t, errs.CodeTimeout, r.after[0].Outcome.Public.Code, "After: timeout")
+}
+
+func TestBehaviourHookFaults(t *testing.T) {
+	logger, buf := bufLogger()
+	want := toolctx.TextResult("ok")
+	raw := toolctx.ErrorResult(errors.New("raw"))
+	for _, res := range []*toolctx.CallResult{want, raw} {
+		h := mustThen(t, middleware.New(
+			middleware.After(func(context.Context, middleware.CallInfo) { panic("audit down") }, middleware.WithFallbackLogger(logger)),
+			middleware.Diagnostics(func(context.Context, middleware.DiagnosticEvent) { panic("tracker down") }, middleware.WithFallbackLogger(logger)),
+			middleware.Normalize(errs.Normalizer{}),
+			middleware.Recover,
+		), handlerReturning(res))
+		var got *toolctx.CallResult
+		require.NotPanics(t, func() { got = h.CallTool(context.Background(), newReq("t")) }, "hook faults never reach the caller")
+		if !res.IsError {
+			assert.Same(t, want, got, "the success is unchanged")
+		} else {
+			assert.Equal(t, errs.GenericMessage, got.Error.Message, "the failure's response is unchanged")
+		}
+	}
+	assert.Contains(t, buf.String(), "audit down", "the After fault is reported")
+	assert.Contains(t, buf.String(), "tracker down", "the Diagnostics fault is reported")
+}
