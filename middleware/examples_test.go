@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
@@ -115,4 +116,59 @@ func ExampleDiagnostics() {
 	// client: internal internal error: the tool failed; the cause was recorded on the server
 	// diagnostic: tool=crash code=internal err="panic: index out of range" stack=true
 	// client: internal internal error: the tool failed; the cause was recorded on the server
+}
+
+func ExampleAfter() {
+	audit := middleware.After(func(ctx context.Context, info middleware.CallInfo) {
+		// A real hook hands info to a queue; it must not block the call.
+		if !info.Outcome.Failed {
+			fmt.Printf("tool=%s ok\n", info.Details.Tool())
+			return
+		}
+		raw := ""
+		if info.Outcome.Scrubbed {
+			raw = info.Cause().Error() // the audit row may name the cause
+		}
+		fmt.Printf("tool=%s code=%s raw=%q\n", info.Details.Tool(), info.Outcome.Public.Code, raw)
+	})
+	h, _ := middleware.New(audit, middleware.Normalize(errs.Normalizer{}), middleware.Recover).ThenFunc(
+		func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			switch req.Tool {
+			case "missing":
+				return toolctx.ErrorResult(errs.NotFound("no such file"))
+			case "broken":
+				return toolctx.ErrorResult(errors.New("open /srv/data: input/output error"))
+			}
+			return toolctx.TextResult("done")
+		})
+	for _, tool := range []string{"ok", "missing", "broken"} {
+		h.CallTool(context.Background(), &toolctx.Request{Tool: tool})
+	}
+	// Output:
+	// tool=ok ok
+	// tool=missing code=not_found raw=""
+	// tool=broken code=internal raw="open /srv/data: input/output error"
+}
+
+func ExampleWhen() {
+	slowTools := middleware.When(middleware.Tools("search"), middleware.Timeout(10*time.Millisecond))
+	h, _ := middleware.New(middleware.Normalize(errs.Normalizer{}), slowTools).ThenFunc(
+		func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			if _, ok := ctx.Deadline(); ok {
+				<-ctx.Done() // honour the deadline
+				return toolctx.ErrorResult(ctx.Err())
+			}
+			return toolctx.TextResult("no deadline for " + req.Tool)
+		})
+	for _, tool := range []string{"search", "echo"} {
+		res := h.CallTool(context.Background(), &toolctx.Request{Tool: tool})
+		if res.IsError {
+			fmt.Println(tool+":", res.Error.Code, res.Error.Message)
+		} else {
+			fmt.Println(tool+":", res.Content[0].(*toolctx.Text).Text)
+		}
+	}
+	// Output:
+	// search: timeout the tool call timed out after 10ms
+	// echo: no deadline for echo
 }
