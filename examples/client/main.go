@@ -49,11 +49,11 @@ var Tour = []Call{
 	{Tool: "divide", Args: map[string]any{"a": 1, "b": 0}, Why: "a public error from the handler, with detail"},
 	{Tool: "lookup_order", Args: map[string]any{"id": 42}, Why: "a public error: its wrapped cause stays on the server"},
 	{Tool: "sales_report", Args: map[string]any{"region": "emea"}, Why: "a raw backend error: generic message; the audit row has the cause"},
-	{Tool: "crash", Args: map[string]any{"reason": "bug"}, Why: "a panic: generic message; the server keeps running"},
+	{Tool: "crash", Args: map[string]any{"reason": "bug"}, Why: "a panic, recovered: generic message; the server keeps running"},
 	{Tool: "greet", Args: map[string]any{"name": "again"}, Why: "the server survived the panic"},
 	{Tool: "slow", Args: map[string]any{"seconds": 0.05}, Why: "a slow tool within its deadline"},
-	{Tool: "slow", Args: map[string]any{"seconds": 30}, Why: "past the server's deadline: a public timeout"},
 	{Tool: "slow", Args: map[string]any{"seconds": 30}, CancelAfter: 300 * time.Millisecond, Why: "cancelled by the client: nothing late is sent"},
+	{Tool: "slow", Args: map[string]any{"seconds": 30}, Why: "past the server's deadline: a public timeout"},
 	{Tool: "no_such_tool", Args: map[string]any{}, Why: "an unknown tool: a protocol error"},
 }
 

@@ -28,7 +28,7 @@ import (
 )
 
 // The binaries under test, built once in TestMain.
-var serverBin, auditBin string
+var serverBin, auditBin, clientBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "toolmw-examples-server")
@@ -38,7 +38,8 @@ func TestMain(m *testing.M) {
 	}
 	serverBin = filepath.Join(dir, "server")
 	auditBin = filepath.Join(dir, "audit")
-	for bin, pkg := range map[string]string{serverBin: ".", auditBin: "../audit"} {
+	clientBin = filepath.Join(dir, "client")
+	for bin, pkg := range map[string]string{serverBin: ".", auditBin: "../audit", clientBin: "../client"} {
 		out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
@@ -497,4 +498,40 @@ func TestHelp(t *testing.T) {
 	sc := bufio.NewScanner(strings.NewReader(errb.String()))
 	require.True(t, sc.Scan())
 	assert.Contains(t, sc.Text(), "usage")
+}
+
+// The README's tour: the server, examples/client with the command the banner
+// prints, then examples/audit's table.
+func TestTour(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "audit.db")
+	p := startServer(t, "-addr", "127.0.0.1:0", "-audit-db", db, "-slow-timeout", testSlowTimeout.String())
+	url := serverURL(t, p)
+	out, err := exec.Command(clientBin, "-url", url).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	got := string(out)
+	for _, want := range []string{
+		"tools: crash, divide, greet, lookup_order, sales_report, slow",
+		`-> ok {"greeting":"Hello, Ada."}`,
+		`code=invalid_arguments`,
+		`-> isError "order 42 does not exist" code=not_found detail={"id":42}`,
+		`-> isError "` + errs.CodeInternal.DefaultMessage() + `" code=internal`,
+		`-> ok {"greeting":"Hello, again."}`,
+		`-> isError "the tool call timed out after 1s" code=timeout`,
+		`-> cancelled by the client`,
+		`-> protocol error: `,
+	} {
+		assert.Contains(t, got, want)
+	}
+	assertNoSecrets(t, "client output", got)
+
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	require.Equal(t, 0, p.wait(t), "stderr:\n%s", p.stderr)
+
+	table, err := exec.Command(auditBin, "-db", db).CombinedOutput()
+	require.NoError(t, err, "%s", table)
+	lines := strings.Split(strings.TrimSpace(string(table)), "\n")
+	assert.Len(t, lines, 1+11, "a header and one row per call:\n%s", table)
+	assert.Contains(t, string(table), FakeDSN)
+	assert.Contains(t, string(table), PanicSecret)
+	assert.Regexp(t, `slow\s+canceled\s+canceled`, string(table))
 }

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/audit/sqlstore"
+	"github.com/toolmw/toolmw/errs"
+)
+
+var now = time.Date(2026, 1, 2, 15, 0, 0, 0, time.UTC)
+
+func fixture(t *testing.T) string {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "audit.db")
+	s, err := sqlstore.OpenSQLite(context.Background(), db, sqlstore.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.WriteBatch(context.Background(), []audit.Record{
+		{Time: now.Add(-3 * time.Hour), Kind: audit.KindTool, CallID: "c1", Tool: "greet", Outcome: audit.OutcomeOK, Duration: time.Millisecond},
+		{Time: now.Add(-2 * time.Hour), Kind: audit.KindTool, CallID: "c2", Tool: "sales_report", Outcome: audit.OutcomeError,
+			Code: errs.CodeInternal, Message: "dial postgres://u:pw@db:5432/x: connection refused", Duration: 2 * time.Millisecond},
+		{Time: now.Add(-time.Hour), Kind: audit.KindTool, CallID: "c3", Tool: "lookup_order", Outcome: audit.OutcomeError,
+			Code: errs.CodeNotFound, Message: "order 42 does not exist", Detail: map[string]any{"id": 42.0}},
+		{Time: now.Add(-time.Minute), Kind: audit.KindHTTP, RequestID: "r1", Method: "POST", Path: "/mcp", Status: 200, Outcome: audit.OutcomeOK},
+	}))
+	return db
+}
+
+func runAudit(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb, func() time.Time { return now })
+	return out.String(), errb.String(), code
+}
+
+func TestTable(t *testing.T) {
+	db := fixture(t)
+	out, _, code := runAudit(t, "-db", db)
+	require.Equal(t, 0, code)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 4, "header and the three tool rows:\n%s", out)
+	assert.Regexp(t, `^TIME\s+TOOL\s+OUTCOME\s+CODE\s+DURATION\s+CALL\s+MESSAGE$`, lines[0])
+	assert.Contains(t, lines[1], "lookup_order", "newest first")
+	assert.Contains(t, lines[1], `order 42 does not exist {"id":42}`)
+	assert.Contains(t, lines[2], "dial postgres://u:pw@db:5432/x")
+	// Aligned: the OUTCOME column starts at the same offset on every line.
+	col := strings.Index(lines[0], "OUTCOME")
+	for _, l := range lines[1:] {
+		assert.NotEqual(t, " ", l[col:col+1], "column aligned: %q", l)
+		assert.Equal(t, " ", l[col-1:col], "column aligned: %q", l)
+	}
+
+	out, _, _ = runAudit(t, "-db", db, "-kind", "all")
+	assert.Contains(t, out, "POST /mcp 200")
+}
+
+func TestFilters(t *testing.T) {
+	db := fixture(t)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-tool", "greet"}, []string{"c1"}},
+		{[]string{"-outcome", "error"}, []string{"c3", "c2"}},
+		{[]string{"-code", "internal"}, []string{"c2"}},
+		{[]string{"-since", "90m"}, []string{"c3"}},
+		{[]string{"-since", now.Add(-150 * time.Minute).Format(time.RFC3339)}, []string{"c3", "c2"}},
+		{[]string{"-limit", "1"}, []string{"c3"}},
+		{[]string{"-kind", "http"}, []string{""}},
+	} {
+		out, errOut, code := runAudit(t, append([]string{"-db", db, "-json"}, tc.args...)...)
+		require.Equal(t, 0, code, errOut)
+		var rows []Row
+		require.NoError(t, json.Unmarshal([]byte(out), &rows))
+		var ids []string
+		for _, r := range rows {
+			ids = append(ids, r.CallID)
+		}
+		assert.Equal(t, tc.want, ids, "%v", tc.args)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	db := fixture(t)
+	for _, args := range [][]string{
+		{"-db", filepath.Join(t.TempDir(), "missing.db")},
+		{"-db", db, "-outcome", "exploded"},
+		{"-db", db, "-code", "oops"},
+		{"-db", db, "-since", "yesterday"},
+		{"-db", db, "-limit", "0"},
+		{"-db", db, "-kind", "rpc"},
+		{"-nope"},
+	} {
+		out, errOut, code := runAudit(t, args...)
+		assert.NotEqual(t, 0, code, "%v", args)
+		assert.Empty(t, out)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+		assert.True(t, strings.HasPrefix(errOut, "audit: "), errOut)
+	}
+}
