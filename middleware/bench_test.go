@@ -104,3 +104,18 @@ func BenchmarkChainPanic(b *testing.B) {
 		b.Fatal("diagnostics not called")
 	}
 }
+
+// BenchmarkChainSuccessNoAfter is the chain without After's clock reads:
+// Diagnostics+Normalize+Recover, to separate the layers' own cost from
+// the timing's.
+func BenchmarkChainSuccessNoAfter(b *testing.B) {
+	h, err := middleware.New(
+		middleware.Diagnostics(func(context.Context, middleware.DiagnosticEvent) {}),
+		middleware.Normalize(errs.Normalizer{}),
+		middleware.Recover,
+	).Then(handlerReturning(benchResult))
+	if err != nil {
+		b.Fatal(err)
+	}
+	runBench(b, h)
+}

@@ -28,7 +28,11 @@ import (
 func Normalize(n errs.Normalizer) toolctx.Middleware {
 	return func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-			return toolctx.Normalized(ctx, next.CallTool(ctx, req), n)
+			res := next.CallTool(ctx, req)
+			if res != nil && !res.IsError {
+				return res // the common case, without a call
+			}
+			return toolctx.Normalized(ctx, res, n)
 		})
 	}
 }
