@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/toolmw/toolmw/toolctx"
 )
@@ -32,14 +33,19 @@ func appendNonNil(dst, ms []toolctx.Middleware) []toolctx.Middleware {
 }
 
 // Then returns h wrapped in the chain: New(m1, m2, m3).Then(h) is
-// m1(m2(m3(h))). A nil h is an error, not a silent default. Then may be
+// m1(m2(m3(h))). A nil h, or an interceptor that returns a nil handler, is
+// an error wrapping [ErrNilHandler], not a silent default. Then may be
 // called any number of times; each call wraps h anew.
 func (c Chain) Then(h toolctx.Handler) (toolctx.Handler, error) {
 	if h == nil {
 		return nil, ErrNilHandler
 	}
 	for i := len(c.ms) - 1; i >= 0; i-- {
-		h = c.ms[i](h)
+		if h = c.ms[i](h); h == nil {
+			// A broken interceptor: report it here rather than as a nil
+			// dereference on the first call.
+			return nil, fmt.Errorf("%w: interceptor %d of %d returned a nil handler", ErrNilHandler, i+1, len(c.ms))
+		}
 	}
 	return h, nil
 }
@@ -71,7 +77,8 @@ func (c Chain) Len() int { return len(c.ms) }
 
 // Middleware returns the chain as one [toolctx.Middleware], the form the
 // adapters take: c.Middleware()(h) is the handler c.Then(h) returns. It
-// panics on a nil handler, which only a broken adapter would pass.
+// panics on a nil handler, which only a broken adapter would pass, and on
+// an interceptor that returns a nil handler.
 func (c Chain) Middleware() toolctx.Middleware {
 	ms := c.ms
 	return func(h toolctx.Handler) toolctx.Handler {
@@ -79,7 +86,9 @@ func (c Chain) Middleware() toolctx.Middleware {
 			panic(ErrNilHandler)
 		}
 		for i := len(ms) - 1; i >= 0; i-- {
-			h = ms[i](h)
+			if h = ms[i](h); h == nil {
+				panic(fmt.Errorf("%w: interceptor %d of %d returned a nil handler", ErrNilHandler, i+1, len(ms)))
+			}
 		}
 		return h
 	}

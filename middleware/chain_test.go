@@ -201,3 +201,12 @@ func TestPanicOf(t *testing.T) {
 	assert.Nil(t, panicOf(nil), "nil")
 	assert.Nil(t, panicOf(errors.Join(io.EOF)), "joined without a panic")
 }
+
+func TestThenInterceptorReturningNil(t *testing.T) {
+	broken := func(toolctx.Handler) toolctx.Handler { return nil }
+	h, err := New(tagMiddleware("t1"), broken, tagMiddleware("t3")).Then(testApp)
+	assert.ErrorIs(t, err, ErrNilHandler, "an interceptor returning nil is a construction error")
+	assert.ErrorContains(t, err, "interceptor 2 of 3", "the error names the interceptor")
+	assert.Nil(t, h, "no handler on error")
+	assert.Panics(t, func() { New(broken).Middleware()(testApp) }, "Middleware() panics on a broken interceptor")
+}
