@@ -113,7 +113,8 @@ func Classify(ctx context.Context, r *CallResult, n errs.Normalizer) Outcome {
 	case !r.IsError:
 		return Outcome{}
 	case r.Error != nil:
-		return Outcome{Failed: true, Public: *r.Error, Scrubbed: r.scrubbed}
+		pub, _ := validPublic(*r.Error)
+		return Outcome{Failed: true, Public: pub, Scrubbed: r.scrubbed}
 	case r.cause == nil:
 		return Outcome{Failed: true, Public: errs.Public{Code: errs.CodeToolError, Message: r.text()}}
 	}
@@ -136,6 +137,15 @@ func Classify(ctx context.Context, r *CallResult, n errs.Normalizer) Outcome {
 // under [ErrorMetaKey] in the result's _meta.
 func Normalized(ctx context.Context, r *CallResult, n errs.Normalizer) *CallResult {
 	if r != nil && (!r.IsError || r.Error != nil) {
+		if r.IsError {
+			// An envelope set by hand may break the contract (a code
+			// outside the closed set, no message): repair a copy.
+			if pub, changed := validPublic(*r.Error); changed {
+				c := *r
+				c.Error = &pub
+				return &c
+			}
+		}
 		return r
 	}
 	o := Classify(ctx, r, n)
@@ -164,6 +174,20 @@ func Normalized(ctx context.Context, r *CallResult, n errs.Normalizer) *CallResu
 		out.Content = box.content[:]
 	}
 	return out
+}
+
+// validPublic returns p with a code from the closed set ([errs.CodeInternal]
+// for any other) and a non-empty message (the code's default), and whether
+// it had to change anything.
+func validPublic(p errs.Public) (errs.Public, bool) {
+	changed := false
+	if !p.Code.Valid() {
+		p.Code, changed = errs.CodeInternal, true
+	}
+	if p.Message == "" {
+		p.Message, changed = p.Code.DefaultMessage(), true
+	}
+	return p, changed
 }
 
 func (r *CallResult) text() string {

@@ -400,3 +400,19 @@ func TestDecodeArgumentsCustomUnmarshalers(t *testing.T) {
 	assert.NotContains(t, e.Message, "CANARY", "a custom unmarshaler's raw message is not public")
 	assert.ErrorContains(t, err, "CANARY", "but it is the private cause")
 }
+
+func TestNormalizedRepairsHandBuiltEnvelope(t *testing.T) {
+	bg := context.Background()
+	hand := &toolctx.CallResult{IsError: true, Error: &errs.Public{Code: "made_up", Message: ""}, Content: []toolctx.Content{&toolctx.Text{Text: "x"}}}
+	out := toolctx.Normalized(bg, hand, errs.Normalizer{})
+	require.NotSame(t, hand, out, "a broken envelope is repaired in a copy")
+	assert.Equal(t, errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, *out.Error, "invalid code becomes internal with its default message")
+	assert.Equal(t, errs.Code("made_up"), hand.Error.Code, "the original is not changed")
+	assert.Equal(t, hand.Content, out.Content, "the content is kept")
+	assert.Equal(t, errs.CodeInternal, toolctx.Classify(bg, hand, errs.Normalizer{}).Public.Code, "Classify reports a valid code too")
+
+	good := &toolctx.CallResult{IsError: true, Error: &errs.Public{Code: errs.CodeNotFound, Message: "gone"}}
+	assert.Same(t, good, toolctx.Normalized(bg, good, errs.Normalizer{}), "a valid envelope is returned unchanged")
+	noMsg := toolctx.Normalized(bg, &toolctx.CallResult{IsError: true, Error: &errs.Public{Code: errs.CodeNotFound}}, errs.Normalizer{})
+	assert.Equal(t, "not found", noMsg.Error.Message, "an empty message gets the code's default")
+}
