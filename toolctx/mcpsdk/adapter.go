@@ -70,8 +70,10 @@ func WithTransport(t toolctx.Transport) Option {
 }
 
 // WithFallbackLogger sets where the adapter reports a panic that escaped the
-// whole chain (no [middleware.Recover] in it): the value and the stack are
+// whole chain (no middleware.Recover in it): the value and the stack are
 // logged there, server-side, and the client gets the generic message.
+// (Put middleware.Recover innermost in the chain so that the chain's own
+// hooks see panics as failures.)
 // Default: slog.Default().
 func WithFallbackLogger(l *slog.Logger) Option {
 	return func(c *config) { c.fallback = l }
@@ -361,6 +363,9 @@ func (cfg *config) fill(ctx context.Context, r *toolctx.Request, sreq *mcp.CallT
 		r.Header = ex.Header
 		if ti := ex.TokenInfo; ti != nil {
 			r.Identity = &toolctx.Identity{Subject: ti.UserID, Scopes: ti.Scopes}
+			if rid, ok := ti.Extra[tokenInfoRequestIDKey].(string); ok {
+				r.RequestID = rid
+			}
 		}
 		// On a stateful session the context comes from the HTTP request
 		// that created the session, not from this one: its identity and
@@ -371,7 +376,9 @@ func (cfg *config) fill(ctx context.Context, r *toolctx.Request, sreq *mcp.CallT
 		if id := toolctx.IdentityFrom(ctx); id != nil {
 			r.Identity = id
 		}
-		r.RequestID = toolctx.RequestIDFrom(ctx)
+		if rid := toolctx.RequestIDFrom(ctx); rid != "" {
+			r.RequestID = rid
+		}
 	}
 }
 
