@@ -44,13 +44,16 @@ type DiagnosticsFunc func(ctx context.Context, ev DiagnosticEvent)
 func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
 	o := newOptions(opts)
 	return func(next toolctx.Handler) toolctx.Handler {
+		if fn == nil {
+			return next
+		}
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 			res := next.CallTool(ctx, req)
 			if res != nil && !res.IsError {
 				return res
 			}
 			out := toolctx.Classify(ctx, res, o.normalizer)
-			if !out.Scrubbed || errors.Is(ctx.Err(), context.Canceled) || fn == nil {
+			if !out.Scrubbed || errors.Is(ctx.Err(), context.Canceled) {
 				return res
 			}
 			ev := DiagnosticEvent{Err: res.Cause(), Details: toolctx.DetailsOf(req), Code: out.Public.Code}
