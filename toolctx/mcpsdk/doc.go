@@ -44,6 +44,22 @@
 // [toolctx.WithRequestID]) is used where the context belongs to the request:
 // on stdio, in-memory and stateless streamable HTTP, but not on stateful
 // streamable HTTP, where the SDK's context is that of the request that
-// created the session. The transport is streamable HTTP when detected, and
+// created the session: wrap the SDK's HTTP handler in [ForwardIdentity] to
+// carry them there. The transport is streamable HTTP when detected, and
 // otherwise what [WithTransport] says.
+//
+// # Decisions
+//
+//   - The chain runs for an unknown tool too (guards and audit see the
+//     attempt, with code unknown_tool and no raw message); the client then
+//     gets the SDK's own protocol error.
+//   - A *jsonrpc.Error that a handler returns is treated as a raw error
+//     (its message is not known to be public), except the SDK's URL
+//     elicitation error, which passes through with the SDK's message.
+//   - The SDK's input-validation failure of a typed tool is recognized by
+//     its shape (a plain error whose text starts with
+//     `validating "arguments": `); a failure to decode validated arguments
+//     into the handler's Go type is a server bug and is scrubbed.
+//   - The SDK writes a response even for a call the client cancelled; the
+//     adapter makes it a content-free canceled result.
 package mcpsdk
