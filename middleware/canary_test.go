@@ -48,6 +48,10 @@ type canaryCase struct {
 	valueless bool
 	// panics: the handler panics (Diagnostics gets a stack).
 	panics bool
+	// canceled: the client cancelled the call before the handler
+	// returned: Diagnostics is suppressed, a raw error is reported as
+	// canceled, a panic stays internal.
+	canceled bool
 }
 
 func fixedCases(canary string) []canaryCase {
@@ -146,8 +150,14 @@ func publicRenderings(t *testing.T, res *toolctx.CallResult) map[string]string {
 func checkCanary(t *testing.T, canary string, c canaryCase) {
 	t.Helper()
 	ch := newCanaryChain(t, c.handler)
+	ctx := context.Background()
+	if c.canceled {
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		ctx = cctx
+	}
 	var res *toolctx.CallResult
-	require.NotPanics(t, func() { res = ch.h.CallTool(context.Background(), newReq("invoice")) }, "%s: the chain contains the failure", c.name)
+	require.NotPanics(t, func() { res = ch.h.CallTool(ctx, newReq("invoice")) }, "%s: the chain contains the failure", c.name)
 	require.NotNil(t, res, "%s: a result", c.name)
 	require.True(t, res.IsError, "%s: a failure", c.name)
 	require.NotNil(t, res.Error, "%s: the envelope is filled", c.name)
@@ -171,10 +181,17 @@ func checkCanary(t *testing.T, canary string, c canaryCase) {
 	}
 
 	evs := ch.diag.get()
-	if c.public {
+	switch {
+	case c.canceled:
+		assert.Empty(t, evs, "%s: Diagnostics is suppressed after the client cancelled", c.name)
+		assert.Equal(t, c.panics, res.Scrubbed(), "%s: only a panic stays scrubbed after cancellation", c.name)
+		if !c.public && !c.panics {
+			assert.Equal(t, errs.CodeCanceled, res.Error.Code, "%s: a raw error after cancellation is canceled", c.name)
+		}
+	case c.public:
 		assert.False(t, res.Scrubbed(), "%s: a public error is not scrubbed", c.name)
 		assert.Empty(t, evs, "%s: Diagnostics is not called for a public error", c.name)
-	} else {
+	default:
 		assert.True(t, res.Scrubbed(), "%s: scrubbed", c.name)
 		assert.Equal(t, errs.CodeInternal, res.Error.Code, "%s: internal", c.name)
 		assert.Equal(t, errs.GenericMessage, res.Error.Message, "%s: the generic message", c.name)
@@ -226,6 +243,8 @@ func TestCanaryFixedShapes(t *testing.T) {
 	canary := newCanary(r)
 	for _, c := range fixedCases(canary) {
 		t.Run(c.name, func(t *testing.T) { checkCanary(t, canary, c) })
+		c.canceled = true
+		t.Run(c.name+" after cancel", func(t *testing.T) { checkCanary(t, canary, c) })
 	}
 }
 
@@ -292,6 +311,10 @@ func TestCanaryRandomized(t *testing.T) {
 		canary := newCanary(r)
 		c := randomCase(r, canary)
 		c.name = fmt.Sprintf("#%d %s", i, c.name)
+		if r.Intn(10) == 0 {
+			c.canceled = true
+			c.name += " (client cancelled)"
+		}
 		checkCanary(t, canary, c)
 		if t.Failed() {
 			t.Logf("first failing case: %s", c.name)
