@@ -39,6 +39,7 @@ type config struct {
 	stateless       bool
 	auditDB         string
 	auditPostgres   string
+	auditTable      string
 	slowTimeout     time.Duration
 	shutdownTimeout time.Duration
 }
@@ -55,6 +56,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.BoolVar(&cfg.stateless, "stateless", false, "stateless streamable HTTP (no Mcp-Session-Id, no server-to-client requests)")
 	fs.StringVar(&cfg.auditDB, "audit-db", "toolmw-audit.db", "SQLite audit database `path` (created if missing)")
 	fs.StringVar(&cfg.auditPostgres, "audit-postgres", "", "PostgreSQL audit store `DSN` (overrides -audit-db; also $"+PostgresEnv+")")
+	fs.StringVar(&cfg.auditTable, "audit-table", "", "audit table `name` (default "+sqlstore.DefaultTable+")")
 	fs.DurationVar(&cfg.slowTimeout, "slow-timeout", 2*time.Second, "deadline of the slow tool (the Timeout interceptor)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may run after SIGINT/SIGTERM before they are cancelled")
 	return fs
@@ -169,15 +171,15 @@ func openStore(ctx context.Context, cfg config) (*sqlstore.Store, string, error)
 	if cfg.auditPostgres != "" {
 		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		s, err := sqlstore.OpenPostgres(octx, cfg.auditPostgres, sqlstore.Options{})
+		s, err := sqlstore.OpenPostgres(octx, cfg.auditPostgres, sqlstore.Options{Table: cfg.auditTable})
 		if err != nil {
-			return nil, "", fmt.Errorf("cannot open the PostgreSQL audit store: %v (fix -audit-postgres or $%s)", err, PostgresEnv)
+			return nil, "", fmt.Errorf("cannot open the PostgreSQL audit store: %v (fix -audit-postgres or $%s, or -audit-table)", err, PostgresEnv)
 		}
 		return s, "PostgreSQL", nil
 	}
-	s, err := sqlstore.OpenSQLite(ctx, cfg.auditDB, sqlstore.Options{})
+	s, err := sqlstore.OpenSQLite(ctx, cfg.auditDB, sqlstore.Options{Table: cfg.auditTable})
 	if err != nil {
-		return nil, "", fmt.Errorf("cannot open the audit database %q: %v (pass -audit-db with a writable file path)", cfg.auditDB, err)
+		return nil, "", fmt.Errorf("cannot open the audit database %q: %v (pass -audit-db with a writable file path, or fix -audit-table)", cfg.auditDB, err)
 	}
 	return s, "SQLite " + cfg.auditDB, nil
 }
@@ -268,10 +270,14 @@ func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Ser
 	fmt.Fprintf(stdout, "toolmw demo server: MCP over streamable HTTP (%s) at %s\n", mode, url)
 	fmt.Fprintf(stdout, "audit log: %s; diagnostics: stderr\n", where)
 	fmt.Fprintf(stdout, "try it:\n  go run ./examples/client -url %s\n", url)
+	table := ""
+	if cfg.auditTable != "" {
+		table = " -table " + cfg.auditTable
+	}
 	if strings.HasPrefix(where, "SQLite ") {
-		fmt.Fprintf(stdout, "  go run ./examples/audit -db %s\n", strings.TrimPrefix(where, "SQLite "))
+		fmt.Fprintf(stdout, "  go run ./examples/audit -db %s%s\n", strings.TrimPrefix(where, "SQLite "), table)
 	} else {
-		fmt.Fprintf(stdout, "  go run ./examples/audit -postgres \"$%s\"\n", PostgresEnv)
+		fmt.Fprintf(stdout, "  go run ./examples/audit -postgres \"$%s\"%s\n", PostgresEnv, table)
 	}
 	fmt.Fprintln(stdout, "stop it with Ctrl-C")
 

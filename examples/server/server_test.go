@@ -535,3 +535,33 @@ func TestTour(t *testing.T) {
 	assert.Contains(t, string(table), PanicSecret)
 	assert.Regexp(t, `slow\s+canceled\s+canceled`, string(table))
 }
+
+// The audit log on PostgreSQL: runs where CI provides a server.
+func TestPostgres(t *testing.T) {
+	dsn := os.Getenv("TOOLMW_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("TOOLMW_TEST_POSTGRES_DSN is not set")
+	}
+	table := fmt.Sprintf("examples_server_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	p := startServer(t, "-addr", "127.0.0.1:0", "-audit-postgres", dsn, "-audit-table", table,
+		"-slow-timeout", testSlowTimeout.String())
+	url := serverURL(t, p)
+	assert.Contains(t, p.stdout.String(), "-table "+table)
+	wire := &capture{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: captureRT{wire}}, MaxRetries: -1}, nil)
+	require.NoError(t, err)
+	var decoded bytes.Buffer
+	want := tour(t, cs, &decoded)
+	_ = cs.Close()
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	require.Equal(t, 0, p.wait(t), "stderr:\n%s", p.stderr)
+	assertNoSecrets(t, "wire", wire.String())
+
+	cmd := exec.Command(auditBin, "-postgres", dsn, "-table", table, "-json", "-limit", "1000")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	var rows []auditRow
+	require.NoError(t, json.Unmarshal(out, &rows), "%s", out)
+	checkRows(t, rows, want, "streamable-http")
+}
