@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/mcpsdk"
+)
+
+// The three ways a go-sdk server is run, in the same benchmark run.
+const (
+	wayBare   = "bare"   // the SDK alone
+	waySDKMW  = "sdk-mw" // the SDK with a recover-and-slog receiving middleware
+	wayToolmw = "toolmw" // the SDK with toolmw's full chain
+)
+
+var ways = []string{wayBare, waySDKMW, wayToolmw}
+
+type echoIn struct {
+	Q string `json:"q"`
+}
+
+type echoOut struct {
+	Answer string `json:"answer"`
+}
+
+// sdkRecoverLog is the receiving middleware a go-sdk user writes today, after
+// the SDK's examples/server/middleware (slog around every method) plus the
+// deferred recover the SDK does not have: a panic becomes an error, and
+// every method is logged once with its session, duration and error.
+func sdkRecoverLog(logger *slog.Logger) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+			start := time.Now()
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("panic in %s: %v", method, r)
+				}
+				attrs := []slog.Attr{
+					slog.String("method", method),
+					slog.String("session_id", req.GetSession().ID()),
+					slog.Duration("duration", time.Since(start)),
+				}
+				if ctr, ok := req.(*mcp.CallToolRequest); ok {
+					attrs = append(attrs, slog.String("tool", ctr.Params.Name))
+				}
+				if err != nil {
+					logger.LogAttrs(ctx, slog.LevelError, "MCP method failed", append(attrs, slog.Any("err", err))...)
+					return
+				}
+				logger.LogAttrs(ctx, slog.LevelInfo, "MCP method completed", attrs...)
+			}()
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// sdkServer is a go-sdk server with one typed echo tool, run way.
+func sdkServer(tb testing.TB, way string, tr toolctx.Transport) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoOut, error) {
+		return nil, echoOut{Answer: in.Q}, nil
+	})
+	switch way {
+	case waySDKMW:
+		s.AddReceivingMiddleware(sdkRecoverLog(discardLogger()))
+	case wayToolmw:
+		mcpsdk.Install(s, fullChainSlog(tb), mcpsdk.WithTransport(tr))
+	}
+	return s
+}
+
+func sdkClient() *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "bench-client", Version: "0"}, nil)
+}
+
+func sdkInMemory(tb testing.TB, s *mcp.Server) *mcp.ClientSession {
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(context.Background(), st, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cs, err := sdkClient().Connect(context.Background(), ct, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
+	return cs
+}
+
+// sdkHTTP starts a loopback streamable HTTP server for s and connects n
+// client sessions to it.
+func sdkHTTP(tb testing.TB, s *mcp.Server, n int) []*mcp.ClientSession {
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	tb.Cleanup(srv.Close)
+	css := make([]*mcp.ClientSession, n)
+	for i := range css {
+		cs, err := sdkClient().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { _ = cs.Close() })
+		css[i] = cs
+	}
+	return css
+}
+
+func sdkCall(tb testing.TB, cs *mcp.ClientSession, params *mcp.CallToolParams) {
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		tb.Fatal(err, res)
+	}
+}
+
+// echoParams returns new params for each benchmark: the go-sdk client
+// writes the negotiated protocol version into the params' _meta in place,
+// so params shared by an in-memory session (2026-07-28) and a stateful HTTP
+// session (which rejects that version) break the second one.
+func echoParams() *mcp.CallToolParams {
+	return &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"q":"hello"}`)}
+}
+
+// sdkSessions runs tools/call over css, one goroutine per session when
+// there are several (RunParallel with b.SetParallelism so that the
+// goroutines number len(css)), reporting calls/s.
+func sdkSessions(b *testing.B, css []*mcp.ClientSession, params *mcp.CallToolParams) {
+	sdkCall(b, css[0], params) // warm up the session
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	if len(css) == 1 {
+		for b.Loop() {
+			sdkCall(b, css[0], params)
+		}
+	} else {
+		var next atomic.Int64
+		b.SetParallelism(parallelism(len(css)))
+		b.RunParallel(func(pb *testing.PB) {
+			cs := css[int(next.Add(1)-1)%len(css)]
+			for pb.Next() {
+				sdkCall(b, cs, params)
+			}
+		})
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+}
+
+// parallelism is the b.SetParallelism argument that runs at least n
+// goroutines: n rounded up to a multiple of GOMAXPROCS.
+func parallelism(n int) int {
+	p := runtime.GOMAXPROCS(0)
+	return (n + p - 1) / p
+}
+
+// BenchmarkSDK is tools/call end to end through the official go-sdk:
+// in-memory, and streamable HTTP on loopback with 1 and 8 concurrent
+// sessions; each bare, with its own recover+slog middleware, and with
+// toolmw's full chain.
+func BenchmarkSDK(b *testing.B) {
+	b.Run("in-memory", func(b *testing.B) {
+		for _, way := range ways {
+			b.Run(way, func(b *testing.B) {
+				cs := sdkInMemory(b, sdkServer(b, way, toolctx.TransportInMemory))
+				sdkSessions(b, []*mcp.ClientSession{cs}, echoParams())
+			})
+		}
+	})
+	for _, n := range []int{1, 8} {
+		b.Run(fmt.Sprintf("http-sessions=%d", n), func(b *testing.B) {
+			for _, way := range ways {
+				b.Run(way, func(b *testing.B) {
+					css := sdkHTTP(b, sdkServer(b, way, toolctx.TransportStreamableHTTP), n)
+					sdkSessions(b, css, echoParams())
+				})
+			}
+		})
+	}
+}
