@@ -2,7 +2,7 @@ package errs
 
 import (
 	"fmt"
-	"runtime/debug"
+	"runtime"
 )
 
 // PanicError is a recovered panic. Value is what was passed to panic and
@@ -19,7 +19,23 @@ type PanicError struct {
 // NewPanicError returns a PanicError for value with the current goroutine's
 // stack. Call it from the deferred function that recovered.
 func NewPanicError(value any) *PanicError {
-	return &PanicError{Value: value, Stack: debug.Stack()}
+	return &PanicError{Value: value, Stack: stack()}
+}
+
+// stack is debug.Stack with a larger first buffer. debug.Stack starts at
+// 1 KiB and doubles, formatting the whole traceback again each time; a
+// panic inside a chain of interceptors has a stack of a few KiB, so it
+// formatted the traceback three times. Formatting dominates the cost of a
+// panic.
+func stack() []byte {
+	buf := make([]byte, 8<<10)
+	for {
+		n := runtime.Stack(buf, false)
+		if n < len(buf) {
+			return buf[:n:n]
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
 
 // Error returns "panic: " and the value.
