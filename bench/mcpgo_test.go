@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
@@ -85,10 +86,18 @@ func mcpgoRequest(args map[string]any) mcp.CallToolRequest {
 }
 
 func mcpgoCall(tb testing.TB, c *client.Client, req mcp.CallToolRequest) {
-	res, err := c.CallTool(context.Background(), req)
-	if err != nil || res.IsError {
-		tb.Fatal(err, res)
+	if err := mcpgoTry(c, req); err != nil {
+		tb.Fatal(err)
 	}
+}
+
+// mcpgoTry is one call, for RunParallel's goroutines (see sdkTry).
+func mcpgoTry(c *client.Client, req mcp.CallToolRequest) error {
+	res, err := c.CallTool(context.Background(), req)
+	if err == nil && res.IsError {
+		err = fmt.Errorf("isError result: %+v", res.Content)
+	}
+	return err
 }
 
 func mcpgoSessions(b *testing.B, cs []*client.Client, req mcp.CallToolRequest) {
@@ -106,7 +115,10 @@ func mcpgoSessions(b *testing.B, cs []*client.Client, req mcp.CallToolRequest) {
 		b.RunParallel(func(pb *testing.PB) {
 			c := cs[int(next.Add(1)-1)%len(cs)]
 			for pb.Next() {
-				mcpgoCall(b, c, req)
+				if err := mcpgoTry(c, req); err != nil {
+					b.Error(err)
+					return
+				}
 			}
 		})
 	}

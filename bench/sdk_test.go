@@ -117,10 +117,19 @@ func sdkHTTP(tb testing.TB, s *mcp.Server, n int) []*mcp.ClientSession {
 }
 
 func sdkCall(tb testing.TB, cs *mcp.ClientSession, params *mcp.CallToolParams) {
-	res, err := cs.CallTool(context.Background(), params)
-	if err != nil || res.IsError {
-		tb.Fatal(err, res)
+	if err := sdkTry(cs, params); err != nil {
+		tb.Fatal(err)
 	}
+}
+
+// sdkTry is one call; from RunParallel's goroutines, where Fatal may not be
+// called, its error goes to Error.
+func sdkTry(cs *mcp.ClientSession, params *mcp.CallToolParams) error {
+	res, err := cs.CallTool(context.Background(), params)
+	if err == nil && res.IsError {
+		err = fmt.Errorf("isError result: %+v", res.Content)
+	}
+	return err
 }
 
 // echoParams returns new params for each benchmark: the go-sdk client
@@ -149,7 +158,10 @@ func sdkSessions(b *testing.B, css []*mcp.ClientSession, params *mcp.CallToolPar
 		b.RunParallel(func(pb *testing.PB) {
 			cs := css[int(next.Add(1)-1)%len(css)]
 			for pb.Next() {
-				sdkCall(b, cs, params)
+				if err := sdkTry(cs, params); err != nil {
+					b.Error(err)
+					return
+				}
 			}
 		})
 	}
