@@ -78,16 +78,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer func() { _ = cs.Close() }()
-	if err := Tour1(ctx, cs, *url, stdout); err != nil {
+	if err := RunTour(ctx, cs, *url, stdout); err != nil {
 		fmt.Fprintf(stderr, "client: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-// Tour1 lists the tools and makes every call of Tour on cs, printing what
+// RunTour lists the tools and makes every call of Tour on cs, printing what
 // the client saw.
-func Tour1(ctx context.Context, cs *mcp.ClientSession, url string, out io.Writer) error {
+func RunTour(ctx context.Context, cs *mcp.ClientSession, url string, out io.Writer) error {
 	var names []string
 	for tool, err := range cs.Tools(ctx, nil) {
 		if err != nil {

@@ -150,7 +150,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cfg.stdio {
 		transport = toolctx.TransportStdio
 	}
-	server, err := newServer(cfg, w, logger, transport)
+	// stopCalls cancels the calls still running when the shutdown grace
+	// period is over.
+	calls, stopCalls := context.WithCancel(context.Background())
+	defer stopCalls()
+	server, err := newServer(cfg, w, logger, transport, calls)
 	if err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
@@ -164,7 +168,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		logger.Info("shutting down: flushing the audit log")
 		return 0
 	}
-	return serveHTTP(ctx, cfg, ln, server, w, logger, where, stdout, stderr)
+	return serveHTTP(ctx, cfg, ln, server, w, stopCalls, logger, where, stdout, stderr)
 }
 
 func openStore(ctx context.Context, cfg config) (*sqlstore.Store, string, error) {
@@ -214,12 +218,13 @@ func Chain(w audit.Emitter, diag middleware.DiagnosticsFunc, slowTimeout time.Du
 }
 
 // newServer builds the go-sdk server with the demo tools behind the chain.
-func newServer(cfg config, w audit.Emitter, logger *slog.Logger, transport toolctx.Transport) (*mcp.Server, error) {
+func newServer(cfg config, w audit.Emitter, logger *slog.Logger, transport toolctx.Transport, calls context.Context) (*mcp.Server, error) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "toolmw-demo", Version: "0.1.0"}, &mcp.ServerOptions{Logger: logger})
 	if err := addTools(server); err != nil {
 		return nil, err
 	}
-	mcpsdk.Install(server, Chain(w, diagnostics(logger), cfg.slowTimeout).Middleware(),
+	chain := middleware.New(cancelWith(calls)).Extend(Chain(w, diagnostics(logger), cfg.slowTimeout))
+	mcpsdk.Install(server, chain.Middleware(),
 		mcpsdk.WithTransport(transport), mcpsdk.WithFallbackLogger(logger))
 	return server, nil
 }
@@ -238,7 +243,7 @@ func addTools(s *mcp.Server) error {
 // serveHTTP serves streamable HTTP until ctx ends, then shuts down
 // gracefully: no new connections, in-flight requests finish (or are cancelled
 // after -shutdown-timeout), sessions are closed.
-func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Server, w audit.Emitter, logger *slog.Logger, where string, stdout, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Server, w audit.Emitter, stopCalls context.CancelFunc, logger *slog.Logger, where string, stdout, stderr io.Writer) int {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: cfg.stateless, Logger: logger})
 	var active atomic.Int64 // requests other than the long-lived GET streams
@@ -290,33 +295,65 @@ func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Ser
 	}
 
 	logger.Info("shutting down: waiting for in-flight calls", "timeout", cfg.shutdownTimeout)
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout+5*time.Second)
 	defer cancel()
 	shut := make(chan error, 1)
 	go func() { shut <- srv.Shutdown(sctx) }()
 	// Shutdown waits for every request, and a stateful session's GET stream
-	// never ends on its own: wait for the other requests, then close the
-	// sessions, which ends the streams.
-	tick := time.NewTicker(20 * time.Millisecond)
-	for active.Load() > 0 && sctx.Err() == nil {
-		<-tick.C
+	// never ends on its own: wait for the other requests (the calls), cancel
+	// those still running after the grace period, then close the sessions,
+	// which ends the streams.
+	waitIdle := func(d time.Duration) {
+		deadline := time.Now().Add(d)
+		for active.Load() > 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
-	tick.Stop()
-	for ss := range server.Sessions() {
-		_ = ss.Close()
+	waitIdle(cfg.shutdownTimeout)
+	if active.Load() > 0 {
+		logger.Warn("shutting down: cancelling the calls still running", "requests", active.Load())
+		stopCalls()
+		waitIdle(2 * time.Second)
 	}
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		for ss := range server.Sessions() {
+			_ = ss.Close()
+		}
+	}()
 	var err error
 	select {
-	case err = <-shut:
-	case <-time.After(time.Second):
+	case <-closed:
+		select {
+		case err = <-shut:
+		case <-time.After(time.Second):
+			err = context.DeadlineExceeded
+		}
+	case <-time.After(2 * time.Second): // a handler that ignores its context
 		err = context.DeadlineExceeded
 	}
 	if err != nil {
-		logger.Warn("in-flight requests were cancelled", "err", err)
+		logger.Warn("shutting down: closing the connections still open", "err", err)
 		_ = srv.Close()
 	}
 	logger.Info("shutting down: flushing the audit log")
 	return 0
+}
+
+// cancelWith cancels every call's context when stop ends: the shutdown's
+// last word to calls that outlived the grace period. The call then ends as a
+// cancelled one, and its audit row says so.
+func cancelWith(stop context.Context) toolctx.Middleware {
+	return func(next toolctx.Handler) toolctx.Handler {
+		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			unregister := context.AfterFunc(stop, cancel)
+			defer unregister()
+			return next.CallTool(ctx, req)
+		})
+	}
 }
 
 // countActive counts the requests in flight other than GET (the session's

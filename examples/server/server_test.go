@@ -565,3 +565,37 @@ func TestPostgres(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out, &rows), "%s", out)
 	checkRows(t, rows, want, "streamable-http")
 }
+
+// A call still running when -shutdown-timeout passes is cancelled: the
+// server exits 0 without waiting for it, and its row is flushed.
+func TestShutdownCancelsLateCalls(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "audit.db")
+	p := startServer(t, "-addr", "127.0.0.1:0", "-audit-db", db, "-slow-timeout", "1m", "-shutdown-timeout", "300ms")
+	url := serverURL(t, p)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 30}})
+		if err == nil {
+			b, _ := json.Marshal(res)
+			assertNoSecrets(t, "late call", string(b))
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, p.wait(t), "stderr:\n%s", p.stderr)
+	assert.Less(t, time.Since(start), 5*time.Second, "the 30s call did not hold the shutdown")
+	<-done
+	rows := readAudit(t, db)
+	require.Len(t, rows, 1)
+	assert.Equal(t, "slow", rows[0].Tool)
+	assert.Equal(t, "canceled", rows[0].Outcome, "%+v", rows[0])
+	assert.Contains(t, p.stderr.String(), "cancelling the calls still running")
+}
