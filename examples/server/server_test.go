@@ -432,27 +432,31 @@ func TestStdio(t *testing.T) {
 	checkRows(t, rows, want, "stdio")
 }
 
-// A stdio server given SIGINT exits 0 with its rows flushed.
+// Over stdio with every byte the server wrote captured: the tour, then
+// SIGINT exits 0 with the rows flushed.
 func TestStdioSIGINT(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "audit.db")
-	cmd := exec.Command(serverBin, "-stdio", "-audit-db", db)
+	cmd := exec.Command(serverBin, "-stdio", "-audit-db", db, "-slow-timeout", testSlowTimeout.String())
+	stderr := &capture{}
+	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	wire := &capture{}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
-		&mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+		&mcp.IOTransport{Reader: io.NopCloser(io.TeeReader(stdout, wire)), Writer: stdin}, nil)
 	require.NoError(t, err)
-	res, err := call(t, cs, "greet", map[string]any{"name": "x"})
-	require.NoError(t, err)
-	require.False(t, res.IsError)
+	var decoded bytes.Buffer
+	want := tour(t, cs, &decoded)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-	err = cmd.Wait()
-	require.NoError(t, err, "exit 0 on SIGINT")
-	rows := readAudit(t, db)
-	checkRows(t, rows, []expectRow{{"greet", "ok", "", ""}}, "stdio")
+	require.NoError(t, cmd.Wait(), "exit 0 on SIGINT; stderr:\n%s", stderr)
+	assert.Contains(t, stderr.String(), "writer closed")
+	assertNoSecrets(t, "stdio wire", wire.String())
+	assert.Contains(t, stderr.String(), "hunter2", "diagnostics go to stderr")
+	checkRows(t, readAudit(t, db), want, "stdio")
 }
 
 func TestStartupErrors(t *testing.T) {
