@@ -193,7 +193,10 @@ func (a *Async) Emit(ctx context.Context, r Record) {
 		a.inflight.Add(-1)
 		return
 	}
-	// Block: wait for the writer to make room.
+	// Block: wait for the writer to make room, yielding first, then
+	// sleeping longer and longer (up to 2ms) so that many blocked calls do
+	// not burn the CPU while the sink is down.
+	nap := 50 * time.Microsecond
 	for spin := 0; a.q.push(&r) == 0; spin++ {
 		if a.runCtx.Err() != nil { // Close gave up: nobody will read the queue
 			a.inflight.Add(-1)
@@ -203,9 +206,10 @@ func (a *Async) Emit(ctx context.Context, r Record) {
 		a.signal()
 		if spin < 16 {
 			runtime.Gosched()
-		} else {
-			time.Sleep(100 * time.Microsecond)
+			continue
 		}
+		time.Sleep(nap)
+		nap = min(2*nap, 2*time.Millisecond)
 	}
 	a.inflight.Add(-1)
 }

@@ -120,6 +120,7 @@ type statusWriter struct {
 	wrote  bool
 }
 
+// WriteHeader records the first final status.
 func (w *statusWriter) WriteHeader(code int) {
 	if !w.wrote {
 		w.status = code
@@ -130,6 +131,7 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Write records an implicit 200.
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if !w.wrote {
 		w.wrote = true

@@ -113,6 +113,7 @@ type pgRows struct {
 	err   error
 }
 
+// Next encodes the next row.
 func (p *pgRows) Next() bool {
 	if p.i >= len(p.batch) || p.err != nil {
 		return false
@@ -136,8 +137,11 @@ func (p *pgRows) Next() bool {
 	return true
 }
 
+// Values returns the current row.
 func (p *pgRows) Values() ([]any, error) { return p.vals, nil }
-func (p *pgRows) Err() error             { return p.err }
+
+// Err returns the encoding error, if any.
+func (p *pgRows) Err() error { return p.err }
 
 // jsonb passes JSON text to a jsonb column, or NULL.
 func jsonb(b []byte) any {
