@@ -173,14 +173,18 @@ func NewAsync(sink Sink, cfg AsyncConfig) *Async {
 // waits, and counts r as dropped when the queue is full. After Close, r goes
 // straight to the fallback sink under Block and is counted as dropped under
 // Drop.
-func (a *Async) Emit(ctx context.Context, r Record) {
+func (a *Async) Emit(ctx context.Context, r Record) { a.emit(ctx, &r) }
+
+// emit is Emit without copying the row first: [Interceptor] calls it
+// directly. r does not escape: push copies it into a slot.
+func (a *Async) emit(ctx context.Context, r *Record) {
 	a.inflight.Add(1)
 	if a.closed.Load() {
 		a.inflight.Add(-1)
-		a.lateRow(ctx, r)
+		a.lateRow(ctx, *r)
 		return
 	}
-	if pos := a.q.push(&r); pos != 0 {
+	if pos := a.q.push(r); pos != 0 {
 		if pos%a.batch == 0 {
 			a.signal() // a batch's worth arrived since the last signal
 		}
@@ -197,10 +201,10 @@ func (a *Async) Emit(ctx context.Context, r Record) {
 	// sleeping longer and longer (up to 2ms) so that many blocked calls do
 	// not burn the CPU while the sink is down.
 	nap := 50 * time.Microsecond
-	for spin := 0; a.q.push(&r) == 0; spin++ {
+	for spin := 0; a.q.push(r) == 0; spin++ {
 		if a.runCtx.Err() != nil { // Close gave up: nobody will read the queue
 			a.inflight.Add(-1)
-			a.lateRow(ctx, r)
+			a.lateRow(ctx, *r)
 			return
 		}
 		a.signal()

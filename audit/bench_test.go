@@ -95,3 +95,14 @@ func BenchmarkAsyncStalledSink(b *testing.B) {
 	close(s.release)
 	_ = w.Close(context.Background())
 }
+
+// BenchmarkCallWithAuditNoopEmitter builds each row and hands it to an
+// emitter that does nothing: the cost of the row without the queue.
+func BenchmarkCallWithAuditNoopEmitter(b *testing.B) {
+	h, _ := middleware.New(audit.Interceptor(audit.EmitterFunc(func(context.Context, audit.Record) {}))).ThenFunc(okHandler)
+	req, ctx := benchReq(), context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		h.CallTool(ctx, req)
+	}
+}

@@ -80,6 +80,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 	if e == nil {
 		return func(next toolctx.Handler) toolctx.Handler { return next }
 	}
+	async, _ := e.(*Async)
 	hook := func(ctx context.Context, info middleware.CallInfo) {
 		r := Record{
 			Time:      info.Start,
@@ -111,6 +112,10 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			if req, ok := ctx.Value(argsKey{}).(*toolctx.Request); ok && len(req.Arguments) > 0 {
 				r.Arguments = c.redact(req.Tool, req.Arguments)
 			}
+		}
+		if async != nil {
+			async.emit(ctx, &r) // no copy of the row through the interface
+			return
 		}
 		e.Emit(ctx, r)
 	}
