@@ -94,7 +94,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			Outcome:   OutcomeOK,
 			Duration:  info.Duration,
 		}
-		if o := info.Outcome; o.Failed {
+		if o := &info.Outcome; o.Failed {
 			cause := info.Cause()
 			r.Code = o.Public.Code
 			r.Outcome = OutcomeOf(o.Public.Code, o.Scrubbed, cause)
