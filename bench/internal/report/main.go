@@ -255,6 +255,16 @@ func render(r *results, meta [][2]string, benchstat string) string {
 	}
 	b.WriteString("\n")
 
+	b.WriteString("How to read the figures:\n\n" +
+		"- `middleware.After` (and so the audit interceptor) reads the monotonic clock twice per call; `clock2` is what\n" +
+		"  that costs on this machine, and it is most of `success` over `direct` (issue 2 assumed about 90 ns).\n" +
+		"- The end-to-end sub-benchmarks run each server's counts at different moments; on a shared machine their\n" +
+		"  ratios move by more than the 3% being tested. The interleaved table is the steadier one.\n" +
+		"- `enqueue` times include pacing waits: read its percentiles, not its ns/op. Its allocs are the writer's\n" +
+		"  (the database driver's), counted process-wide.\n" +
+		"- Under the Drop policy a single writer goroutine cannot keep up with 2+ producers saturating both cores\n" +
+		"  with a no-op tool: the concurrency table's drops are that policy working, and the dropped calls are cheaper.\n\n")
+
 	// Chain.
 	b.WriteString("## The chain around a trivial handler\n\n")
 	b.WriteString("`BenchmarkChain`: After (no-op hook) + Diagnostics + Normalize + Recover around a handler returning a\n" +
