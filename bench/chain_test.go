@@ -94,6 +94,24 @@ func BenchmarkChain(b *testing.B) {
 		h, _ := middleware.New(audit.Interceptor(w)).Then(okHandler)
 		loop(b, h)
 	})
+	// audit-reserved-meta is audit with the _meta a 2026-07-28 client sends
+	// on every call (the io.modelcontextprotocol/ keys only, which the row
+	// leaves out): mcp-go's adapter passes them to the Request as they are.
+	b.Run("audit-reserved-meta", func(b *testing.B) {
+		w := newAsync(b, discardSink, audit.AsyncConfig{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
+		h, _ := middleware.New(audit.Interceptor(w)).Then(okHandler)
+		req := *chainReq
+		req.Meta = map[string]any{
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "bench-client", "version": "0"},
+			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		}
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			resultSink = h.CallTool(ctx, &req)
+		}
+	})
 	// full is the recommended chain (audit, Diagnostics, Normalize,
 	// Recover) on success.
 	b.Run("full", func(b *testing.B) {
