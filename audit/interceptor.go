@@ -3,16 +3,11 @@ package audit
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 )
-
-// ReservedMetaPrefix is the prefix of the _meta keys the MCP protocol itself
-// adds to requests; they are left out of [Record.ClientMeta].
-const ReservedMetaPrefix = "io.modelcontextprotocol/"
 
 // Redactor returns what may be recorded of a call's arguments: a redacted
 // copy of args, or nil to record none. It must not change args, and must
@@ -133,15 +128,8 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 
 // clientMeta returns the client's own _meta keys, or nil.
 func clientMeta(d toolctx.Details) map[string]any {
-	m := d.Meta() // nil, without allocating, when the request has no _meta
-
-	for k := range m {
-		if strings.HasPrefix(k, ReservedMetaPrefix) {
-			delete(m, k)
-		}
-	}
-	if len(m) == 0 {
-		return nil
-	}
-	return m
+	// d.Meta is a copy (nil without allocating when there is no _meta).
+	// Adapters already leave the reserved keys out; a hand-built Request
+	// may not, so filter again.
+	return toolctx.UntrustedMeta(d.Meta())
 }

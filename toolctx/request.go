@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 )
 
@@ -77,4 +78,40 @@ func newCallIDPrefix() string {
 // counter.
 func NewCallID() string {
 	return callIDPrefix + strconv.FormatUint(callIDCounter.Add(1), 10)
+}
+
+// ReservedMetaPrefix is the prefix of the _meta keys that MCP clients of
+// protocol 2026-07-28 add to every request (protocol version, client
+// info, ...). They describe the protocol, not the call: adapters leave them
+// out of [Request.Meta] (see [UntrustedMeta]), so hooks and audit rows
+// record only what the caller chose to send.
+const ReservedMetaPrefix = "io.modelcontextprotocol/"
+
+// UntrustedMeta returns the client's _meta without the keys under
+// [ReservedMetaPrefix]. It returns m itself when m has none of them (no
+// copy), nil when it has nothing else, and a new map otherwise. Adapters
+// call it to fill [Request.Meta].
+func UntrustedMeta(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	reserved := 0
+	for k := range m {
+		if strings.HasPrefix(k, ReservedMetaPrefix) {
+			reserved++
+		}
+	}
+	switch reserved {
+	case 0:
+		return m
+	case len(m):
+		return nil
+	}
+	out := make(map[string]any, len(m)-reserved)
+	for k, v := range m {
+		if !strings.HasPrefix(k, ReservedMetaPrefix) {
+			out[k] = v
+		}
+	}
+	return out
 }

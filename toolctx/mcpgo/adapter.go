@@ -265,7 +265,7 @@ func fillRequest(req *toolctx.Request, ctx context.Context, r *mcp.CallToolReque
 	}
 	req.Transport = transport
 	if m := r.Params.Meta; m != nil {
-		req.Meta = metaMap(m)
+		req.Meta = toolctx.UntrustedMeta(metaMap(m))
 	}
 	if len(r.Header) > 0 {
 		req.Header = r.Header

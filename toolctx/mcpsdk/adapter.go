@@ -22,12 +22,6 @@ import (
 // goes straight to the SDK.
 const MethodCallTool = "tools/call"
 
-// ReservedMetaPrefix is the prefix of the _meta keys that clients of protocol
-// 2026-07-28 add to every request (protocol version, client info, ...). The
-// adapter leaves them out of [toolctx.Request.Meta], so that audit rows and
-// hooks record only what the caller chose to send.
-const ReservedMetaPrefix = "io.modelcontextprotocol/"
-
 // Option configures [Middleware], [Install], [AddTool] and [AddTypedTool].
 type Option func(*config)
 
@@ -355,7 +349,7 @@ func (cfg *config) fill(ctx context.Context, r *toolctx.Request, sreq *mcp.CallT
 	if sreq.Session != nil {
 		r.SessionID = sreq.Session.ID()
 	}
-	r.Meta = untrustedMeta(p.Meta)
+	r.Meta = toolctx.UntrustedMeta(p.Meta)
 	ctxIsPerRequest := true
 	if ex := sreq.Extra; ex != nil {
 		// Only the streamable HTTP transport sets Extra.
@@ -380,33 +374,6 @@ func (cfg *config) fill(ctx context.Context, r *toolctx.Request, sreq *mcp.CallT
 			r.RequestID = rid
 		}
 	}
-}
-
-// untrustedMeta returns the client's _meta without the reserved
-// io.modelcontextprotocol/ keys, sharing m when it has none.
-func untrustedMeta(m mcp.Meta) map[string]any {
-	if len(m) == 0 {
-		return nil
-	}
-	reserved := 0
-	for k := range m {
-		if strings.HasPrefix(k, ReservedMetaPrefix) {
-			reserved++
-		}
-	}
-	switch reserved {
-	case 0:
-		return m
-	case len(m):
-		return nil
-	}
-	out := make(map[string]any, len(m)-reserved)
-	for k, v := range m {
-		if !strings.HasPrefix(k, ReservedMetaPrefix) {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // toSDKResult writes r's public fields into an SDK result. shell, when set,
