@@ -128,8 +128,6 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 
 // clientMeta returns the client's own _meta keys, or nil.
 func clientMeta(d toolctx.Details) map[string]any {
-	// d.Meta is a copy (nil without allocating when there is no _meta).
-	// Adapters already leave the reserved keys out; a hand-built Request
-	// may not, so filter again.
-	return toolctx.UntrustedMeta(d.Meta())
+	return d.Meta() // a copy without the reserved keys; nil without allocating
+
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"slices"
+	"strings"
 )
 
 // Details is a read-only view of what identifies a call, for hooks: the
@@ -81,12 +82,29 @@ func (d Details) Scopes() []string {
 	return slices.Clone(d.req.Identity.Scopes)
 }
 
-// Meta returns a deep copy of the client-supplied _meta (untrusted).
+// Meta returns a deep copy of the client-supplied _meta (untrusted),
+// without the protocol's reserved keys (see [ReservedMetaPrefix]), or nil
+// without allocating when nothing is left.
 func (d Details) Meta() map[string]any {
 	if d.req == nil {
 		return nil
 	}
-	return CloneMeta(d.req.Meta)
+	n := 0
+	for k := range d.req.Meta {
+		if !strings.HasPrefix(k, ReservedMetaPrefix) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make(map[string]any, n)
+	for k, v := range d.req.Meta {
+		if !strings.HasPrefix(k, ReservedMetaPrefix) {
+			out[k] = cloneJSON(v)
+		}
+	}
+	return out
 }
 
 // LogValue renders the details for slog, without _meta.
