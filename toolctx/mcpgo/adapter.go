@@ -84,6 +84,10 @@ type call struct {
 	req  toolctx.Request
 	mreq mcp.CallToolRequest
 	next server.ToolHandlerFunc
+	// reject, when set, is what the terminal handler returns instead of
+	// calling mcp-go: the call was rejected before the tool middleware (see
+	// hooks.go).
+	reject *toolctx.CallResult
 	// cur is the Request the terminal handler received (req or a copy an
 	// interceptor made); handlers registered with AddTool run with it.
 	cur *toolctx.Request
@@ -155,31 +159,63 @@ type adapter struct {
 // Install it first (outermost) with [ServerOption] or
 // (*server.MCPServer).Use: mcp-go applies tool middleware in the order
 // added, first outermost, and middleware outside it would see the raw
-// errors and panics it exists to contain. mcp-go runs tool lookup, tool
-// filters, OnBeforeCallTool hooks and input-schema validation
-// (server.WithInputSchemaValidation) before any tool middleware: an unknown
-// tool is a JSON-RPC -32602 protocol error, and invalid arguments are an
-// isError result with the validator's feedback, neither of which the chain
-// sees.
+// errors and panics it exists to contain.
+//
+// mcp-go runs tool lookup, tool filters, OnBeforeCallTool hooks and
+// input-schema validation (server.WithInputSchemaValidation) before any
+// tool middleware: an unknown tool is a JSON-RPC -32602 protocol error, and
+// invalid arguments are an isError result with the validator's feedback.
+// The middleware alone does not see those calls; [AddHooks] (which
+// [ServerOption] installs for you) runs m for them, after mcp-go has
+// rejected them, and the client still gets mcp-go's answer unchanged.
 func Middleware(m toolctx.Middleware, opts ...Option) server.ToolHandlerMiddleware {
+	return newAdapter(m, opts).middleware()
+}
+
+// ServerOption installs [Middleware](m, opts...) with
+// server.WithToolHandlerMiddleware and [AddHooks](hooks, m, opts...) on the
+// server's hooks, so that the chain also runs for the calls mcp-go rejects
+// before any tool middleware (an unknown tool, invalid arguments).
+//
+// Pass it to server.NewMCPServer before any other tool middleware option
+// (server.WithRecovery, server.WithLogger, ...), so that it is outermost,
+// and after server.WithHooks, if you use that: server.WithHooks replaces
+// the server's hooks, so a WithHooks given after ServerOption drops the
+// adapter's (call [AddHooks] on your hooks instead, then). ServerOption adds
+// to the hooks the server has when it is applied, creating them if there are
+// none; its hooks act only on calls to that server, so one *server.Hooks may
+// be shared by several servers. Do not also call AddHooks for the same
+// server: each rejected call would run the chain twice.
+func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
+	a := newAdapter(m, opts)
+	mw := a.middleware()
+	return func(s *server.MCPServer) {
+		server.WithToolHandlerMiddleware(mw)(s)
+		h := s.GetHooks()
+		if h == nil {
+			h = &server.Hooks{}
+			server.WithHooks(h)(s)
+		}
+		a.addHooks(h, s)
+	}
+}
+
+func newAdapter(m toolctx.Middleware, opts []Option) *adapter {
 	a := &adapter{cfg: newConfig(opts)}
 	var terminal toolctx.Handler = toolctx.HandlerFunc(a.terminal)
 	if m != nil {
 		terminal = m(terminal)
 	}
 	a.handler = terminal
+	return a
+}
+
+func (a *adapter) middleware() server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return a.serve(ctx, request, next), nil
 		}
 	}
-}
-
-// ServerOption is server.WithToolHandlerMiddleware([Middleware](m, opts...)):
-// pass it to server.NewMCPServer before any other tool middleware option
-// (server.WithRecovery, server.WithLogger, ...), so that it is outermost.
-func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
-	return server.WithToolHandlerMiddleware(Middleware(m, opts...))
 }
 
 func (a *adapter) serve(ctx context.Context, request mcp.CallToolRequest, next server.ToolHandlerFunc) *mcp.CallToolResult {
@@ -214,6 +250,9 @@ func (a *adapter) terminal(ctx context.Context, req *toolctx.Request) *toolctx.C
 	c := callFrom(ctx)
 	if c == nil {
 		return toolctx.ErrorResult(errNoCall)
+	}
+	if c.reject != nil {
+		return c.reject
 	}
 	mreq := c.mreq
 	if req != &c.req && req != nil && !bytes.Equal(req.Arguments, c.req.Arguments) {

@@ -33,16 +33,28 @@
 //     *mcp.CallToolResult the handler returned unless an interceptor
 //     replaced the result.
 //
-// What runs before the chain, in mcp-go, and is therefore not seen by
-// interceptors (no diagnostics event, no After/audit record):
+// What mcp-go runs before any tool middleware, and how the chain still
+// sees it:
 //
 //   - tool lookup and tool filters: an unknown tool is a JSON-RPC -32602
 //     error "tool 'NAME' not found: tool not found" (a protocol error; the
 //     text holds only the client's own tool name);
-//   - OnBeforeCallTool hooks;
 //   - input-schema validation with server.WithInputSchemaValidation: invalid
 //     arguments are an isError result whose text is the validator's
-//     feedback, which is public, without _meta["toolmw/error"].
+//     feedback, without _meta["toolmw/error"]. The feedback is public: it
+//     names places in the caller's own arguments, the schema's constraints
+//     (published by tools/list) and the caller's values;
+//   - OnBeforeCallTool hooks.
+//
+// The client gets mcp-go's answer to those rejections unchanged. To keep
+// them in the audit log, [ServerOption] also installs server hooks
+// ([AddHooks]) that run the chain for them, after mcp-go has answered,
+// around a handler returning [errs.UnknownTool] (code "unknown_tool") or
+// [errs.InvalidArguments] with the feedback (code "invalid_arguments"):
+// interceptors see one call with that public error, no diagnostics event is
+// emitted, and the chain's result is discarded. server.WithHooks replaces a
+// server's hooks: give it before ServerOption, or, when installing the
+// middleware yourself with [Middleware], call [AddHooks] on your hooks.
 //
 // mcp-go does not expose the JSON-RPC request id to middleware, so
 // [toolctx.Request.CallID] is a generated correlation id

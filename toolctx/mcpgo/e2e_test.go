@@ -71,12 +71,13 @@ func TestBehaviourTable(t *testing.T) {
 				rec.reset()
 				_, err := call(t, w, "no_such_tool", nil)
 				require.Error(t, err)
-				var rpcErr *mcp.JSONRPCErrorDetails
-				_ = rpcErr
 				assert.Contains(t, err.Error(), "not found")
 				diags, rows, _ := rec.snapshot()
-				assert.Empty(t, diags)
-				assert.Empty(t, rows, "mcp-go rejects unknown tools before any tool middleware")
+				assert.Empty(t, diags, "an unknown tool is an expected rejection")
+				require.Len(t, rows, 1, "the hooks run the chain for a call mcp-go rejects before the tool middleware")
+				assert.Equal(t, errs.CodeUnknownTool, rows[0].Outcome.Public.Code)
+				assert.Equal(t, `unknown tool "no_such_tool"`, rows[0].Outcome.Public.Message)
+				assert.False(t, rows[0].Outcome.Scrubbed)
 			})
 
 			t.Run("invalid arguments give the validator's public feedback", func(t *testing.T) {
@@ -87,7 +88,10 @@ func TestBehaviourTable(t *testing.T) {
 				assert.Contains(t, text(res), "n")
 				diags, rows, _ := rec.snapshot()
 				assert.Empty(t, diags)
-				assert.Empty(t, rows, "mcp-go validates input before any tool middleware")
+				require.Len(t, rows, 1, "the hooks run the chain for a call mcp-go rejects before the tool middleware")
+				assert.Equal(t, errs.CodeInvalidArguments, rows[0].Outcome.Public.Code)
+				assert.Equal(t, text(res), rows[0].Outcome.Public.Message)
+				assert.False(t, rows[0].Outcome.Scrubbed)
 			})
 
 			t.Run("explicit public error", func(t *testing.T) {

@@ -75,3 +75,42 @@ func ExampleAddTool() {
 	// true
 	// true input
 }
+
+// AddHooks runs the chain for the calls mcp-go rejects before any tool
+// middleware, for a server that installs the middleware itself and sets its
+// own hooks (ServerOption does both for you). The client's answers are
+// mcp-go's own.
+func ExampleAddHooks() {
+	chain := middleware.New(middleware.After(func(ctx context.Context, info middleware.CallInfo) {
+		fmt.Printf("after: tool=%s code=%s message=%q\n", info.Details.Tool(), info.Outcome.Public.Code, info.Outcome.Public.Message)
+	}))
+	hooks := &server.Hooks{}
+	mcpgo.AddHooks(hooks, chain.Middleware())
+	s := server.NewMCPServer("demo", "1.0.0",
+		server.WithToolHandlerMiddleware(mcpgo.Middleware(chain.Middleware())),
+		server.WithHooks(hooks),
+		server.WithInputSchemaValidation(),
+	)
+	s.AddTool(mcp.NewTool("square", mcp.WithNumber("n", mcp.Required())), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	})
+
+	c, _ := client.NewInProcessClient(s)
+	defer c.Close()
+	ctx := context.Background()
+	_ = c.Start(ctx)
+	_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "cube"
+	_, err := c.CallTool(ctx, req)
+	fmt.Println("client sees:", err)
+	req.Params.Name = "square"
+	req.Params.Arguments = map[string]any{"n": "two"}
+	res, _ := c.CallTool(ctx, req)
+	fmt.Println("client sees:", res.IsError, res.Content[0].(mcp.TextContent).Text)
+	// Output:
+	// after: tool=cube code=unknown_tool message="unknown tool \"cube\""
+	// client sees: invalid params: tool 'cube' not found: tool not found
+	// after: tool=square code=invalid_arguments message="input schema validation failed: /n: &{Got:string Want:[number]}"
+	// client sees: true input schema validation failed: /n: &{Got:string Want:[number]}
+}

@@ -151,6 +151,12 @@ func newServer(t testing.TB, rec *recorder, extra ...server.ServerOption) *serve
 		mcpgo.ServerOption(rec.chain().Middleware()),
 		server.WithInputSchemaValidation(),
 	}, extra...)
+	return newServerWith(t, opts...)
+}
+
+// newServerWith builds newServer's server and tools with exactly opts (no
+// toolmw unless opts install it).
+func newServerWith(t testing.TB, opts ...server.ServerOption) *server.MCPServer {
 	s := server.NewMCPServer("toolmw-test", "1.0.0", opts...)
 
 	nativeFail := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -252,6 +258,9 @@ type wire struct {
 	client *client.Client
 	mu     sync.Mutex
 	raw    bytes.Buffer
+	// body is raw without the HTTP response headers: the JSON-RPC messages
+	// as the client read them.
+	body bytes.Buffer
 }
 
 func (w *wire) record(b []byte) {
@@ -260,10 +269,23 @@ func (w *wire) record(b []byte) {
 	w.mu.Unlock()
 }
 
+func (w *wire) recordBody(b []byte) {
+	w.mu.Lock()
+	w.raw.Write(b)
+	w.body.Write(b)
+	w.mu.Unlock()
+}
+
 func (w *wire) bytes() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return bytes.Clone(w.raw.Bytes())
+}
+
+func (w *wire) bodyBytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.body.Bytes())
 }
 
 // captureTransport records the JSON-RPC responses of an in-process
@@ -280,10 +302,10 @@ func (c *captureTransport) SendRequest(ctx context.Context, req transport.JSONRP
 		if merr != nil {
 			return nil, merr
 		}
-		c.w.record(b)
+		c.w.recordBody(b)
 	}
 	if err != nil {
-		c.w.record([]byte(err.Error()))
+		c.w.recordBody([]byte(err.Error()))
 	}
 	return resp, err
 }
@@ -314,7 +336,7 @@ type teeBody struct {
 func (t *teeBody) Read(p []byte) (int, error) {
 	n, err := t.rc.Read(p)
 	if n > 0 {
-		t.w.record(p[:n])
+		t.w.recordBody(p[:n])
 	}
 	return n, err
 }
