@@ -83,12 +83,11 @@ func BenchmarkWriteBatchSQLite(b *testing.B) {
 }
 
 func BenchmarkSQLiteChunk(b *testing.B) {
-	for _, c := range []int{1, 4, 8, 16, 32, 64} {
+	for _, c := range []int{1, 2, 4, 8, 16} {
 		b.Run(strconv.Itoa(c), func(b *testing.B) {
-			sqlstore.SetSQLiteChunk(c)
-			defer sqlstore.SetSQLiteChunk(8)
+			defer sqlstore.SetSQLiteChunk(sqlstore.SetSQLiteChunk(c))
 			s, _ := sqliteBackend().open(b)
-			rows := benchRows(512)
+			rows := benchRows(1024)
 			ctx := context.Background()
 			cpu0 := cpuTime()
 			t0 := time.Now()

@@ -12,11 +12,12 @@
 // (PostgreSQL), and its layout version is
 // kept in "<table>_schema". Opening is idempotent; a table written by a
 // newer toolmw is refused with [ErrNewerSchema]. SQLite runs in WAL mode
-// with synchronous=NORMAL; PostgreSQL takes an advisory lock while it
+// with synchronous=NORMAL, checkpointing every 8,000 pages; PostgreSQL takes an advisory lock while it
 // creates the table, so replicas may start together.
 //
-// Each batch is one transaction: SQLite uses a prepared multi-row INSERT of
-// 8 rows, executed as often as the batch needs, PostgreSQL one COPY. Put the store behind [audit.NewAsync]:
+// Each batch is one transaction: SQLite uses a prepared one-row INSERT with
+// every value bound, executed once per row on the driver's connection;
+// PostgreSQL one COPY. Put the store behind [audit.NewAsync]:
 // a failed batch is retried whole and then goes to the fallback sink, and a
 // tool call never waits for the database.
 //

@@ -1,4 +1,9 @@
 package sqlstore
 
-// SetSQLiteChunk lets benchmarks try other statement sizes.
-func SetSQLiteChunk(n int) { sqliteChunk = n }
+// SetSQLiteChunk lets tests and benchmarks try other statement sizes; it
+// returns the previous size.
+func SetSQLiteChunk(n int) int {
+	old := sqliteChunk
+	sqliteChunk = n
+	return old
+}

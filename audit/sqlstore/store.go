@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,10 +67,9 @@ type Store struct {
 	db      *sql.DB       // SQLite
 	pool    *pgxpool.Pool // PostgreSQL
 
-	mu       sync.Mutex // guards the SQLite statement and argument buffer
-	fullStmt *sql.Stmt
-	args     []any
-	closed   bool
+	mu     sync.Mutex          // serialises SQLite batches; guards args and closed
+	args   []driver.NamedValue // the SQLite INSERT's arguments, reused
+	closed bool
 }
 
 // Table returns the table's name.
@@ -87,9 +87,6 @@ func (s *Store) Close() error {
 	if s.pool != nil {
 		s.pool.Close()
 		return nil
-	}
-	if s.fullStmt != nil {
-		_ = s.fullStmt.Close()
 	}
 	return s.db.Close()
 }
@@ -239,8 +236,8 @@ func newerSchema(table string, found int) error {
 		table, found, SchemaVersion, ErrNewerSchema)
 }
 
-// WriteBatch writes batch in one transaction (SQLite: prepared multi-row
-// INSERTs of 8 rows; PostgreSQL: one COPY). On error nothing of the
+// WriteBatch writes batch in one transaction (SQLite: a prepared one-row
+// INSERT per row, every value bound; PostgreSQL: one COPY). On error nothing of the
 // batch was written, so it can be retried whole.
 func (s *Store) WriteBatch(ctx context.Context, batch []audit.Record) error {
 	if len(batch) == 0 {
