@@ -25,4 +25,10 @@
 // call_id, request_id, session_id, transport, tool, subject, outcome, code,
 // message, detail (JSON), duration_ns, client_meta (JSON, untrusted),
 // arguments (JSON, only with a redactor), method, path, status.
+//
+// SQLite stores every value byte for byte. PostgreSQL refuses NUL bytes and
+// invalid UTF-8 in text and \u0000 in jsonb, and one such value would fail
+// a whole COPY; rows carry untrusted text, so the PostgreSQL writer replaces
+// those bytes with U+FFFD and cuts the indexed tool column at 1,024 bytes
+// (only a call to an unknown tool can have a longer name).
 package sqlstore

@@ -131,9 +131,10 @@ func (p *pgRows) Next() bool {
 		return false
 	}
 	p.vals = append(p.vals[:0],
-		r.Time, string(r.Kind), r.CallID, r.RequestID, r.SessionID, r.Transport, r.Tool, r.Subject,
-		string(r.Outcome), string(r.Code), r.Message, jsonb(detail), int64(r.Duration), jsonb(meta),
-		jsonb(rawJSON(r.Arguments)), r.Method, r.Path, int32(r.Status))
+		r.Time, pgText(string(r.Kind)), pgText(r.CallID), pgText(r.RequestID), pgText(r.SessionID), pgText(r.Transport),
+		pgTool(r.Tool), pgText(r.Subject), pgText(string(r.Outcome)), pgText(string(r.Code)), pgText(r.Message),
+		jsonb(pgJSON(detail)), int64(r.Duration), jsonb(pgJSON(meta)), jsonb(pgJSON(rawJSON(r.Arguments))),
+		pgText(r.Method), pgText(r.Path), int32(r.Status))
 	return true
 }
 

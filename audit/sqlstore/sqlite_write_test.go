@@ -195,3 +195,43 @@ func FuzzSQLiteText(f *testing.F) {
 		}
 	})
 }
+
+// TestPostgresHostileRowsDoNotFailTheBatch: PostgreSQL refuses NUL bytes,
+// invalid UTF-8, \u0000 in jsonb and over-long index entries; the writer
+// makes such values storable so that one hostile row does not send its whole
+// batch to the fallback.
+func TestPostgresHostileRowsDoNotFailTheBatch(t *testing.T) {
+	s, _ := pgBackend().open(t)
+	ctx := context.Background()
+	base := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	var rows []audit.Record
+	for i, h := range hostile {
+		rows = append(rows, audit.Record{
+			Time: base.Add(time.Duration(i) * time.Second), Kind: audit.KindTool,
+			CallID: "call-" + string(rune('a'+i)), RequestID: h, SessionID: h, Transport: h, Tool: h, Subject: h,
+			Outcome: audit.OutcomeError, Code: errs.Code(h), Message: h, Duration: time.Duration(i),
+			Method: h, Path: h, Status: i,
+			ClientMeta: map[string]any{"k": h, h: "v"},
+			Detail:     map[string]any{"field": h},
+			Arguments:  json.RawMessage(h),
+		})
+	}
+	require.NoError(t, s.WriteBatch(ctx, rows), "a batch with hostile text is written, not refused")
+
+	got, err := s.Query(ctx, sqlstore.Query{Limit: 1000})
+	require.NoError(t, err)
+	require.Len(t, got, len(rows), "no row lost, none added")
+	for i, g := range got {
+		h := hostile[len(rows)-1-i]
+		if utf8.ValidString(h) && !strings.ContainsRune(h, 0) {
+			assert.True(t, g.Message == h, "valid text is stored exactly (row %d)", i)
+			if len(h) <= 1024 {
+				assert.True(t, g.Tool == h, "a tool name within the bound is stored exactly (row %d)", i)
+			}
+		} else {
+			assert.True(t, utf8.ValidString(g.Message) && !strings.ContainsRune(g.Message, 0),
+				"unstorable bytes become U+FFFD (row %d): %.40q", i, g.Message)
+		}
+		assert.LessOrEqual(t, len(g.Tool), 1024, "the indexed tool column is bounded (row %d)", i)
+	}
+}
