@@ -38,7 +38,7 @@ type AsyncConfig struct {
 	// bytes each, plus what the rows reference). Default 8192.
 	QueueSize int
 	// BatchSize is how many rows go to the sink in one write at most, and
-	// how many wait before the writer wakes up early. Default 512, at most
+	// how many wait before the writer wakes up early. Default 2048, at most
 	// QueueSize.
 	BatchSize int
 	// FlushInterval is how often the writer writes what is queued, full
@@ -126,7 +126,7 @@ func NewAsync(sink Sink, cfg AsyncConfig) *Async {
 		cfg.QueueSize = 8192
 	}
 	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = 512
+		cfg.BatchSize = 2048
 	}
 	if cfg.BatchSize > cfg.QueueSize {
 		cfg.BatchSize = cfg.QueueSize

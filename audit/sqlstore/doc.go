@@ -31,4 +31,11 @@
 // a whole COPY; rows carry untrusted text, so the PostgreSQL writer replaces
 // those bytes with U+FFFD and cuts the indexed tool column at 1,024 bytes
 // (only a call to an unknown tool can have a longer name).
+//
+// Indexes: SQLite has a btree on ts. PostgreSQL, where a fleet appends to
+// one table, has a BRIN index on ts (rows arrive in time order, and BRIN
+// costs next to nothing to maintain) and a btree on (tool, ts); id is
+// generated but not indexed. A query with a tool or a time range (Since)
+// uses an index; one with neither reads the whole table to find the newest
+// rows.
 package sqlstore

@@ -70,7 +70,7 @@ func (s *Store) initPostgres(ctx context.Context) error {
 	}
 	stmts := []string{
 		`CREATE TABLE IF NOT EXISTS ` + t + ` (
-			id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+			id bigint GENERATED ALWAYS AS IDENTITY,
 			ts timestamptz NOT NULL,
 			kind text NOT NULL,
 			call_id text NOT NULL DEFAULT '',
@@ -90,7 +90,7 @@ func (s *Store) initPostgres(ctx context.Context) error {
 			path text NOT NULL DEFAULT '',
 			status integer NOT NULL DEFAULT 0
 		)`,
-		`CREATE INDEX IF NOT EXISTS ` + t + `_ts ON ` + t + ` (ts)`,
+		`CREATE INDEX IF NOT EXISTS ` + t + `_ts ON ` + t + ` USING brin (ts)`,
 		`CREATE INDEX IF NOT EXISTS ` + t + `_tool_ts ON ` + t + ` (tool, ts)`,
 		`INSERT INTO ` + t + `_schema (version) VALUES (1)`,
 	}
