@@ -43,9 +43,8 @@ var hostile = []string{
 	strings.Repeat("\x00\xff'", 50_000),
 }
 
-func TestSQLiteHostileRoundTrip(t *testing.T) {
-	s, _ := sqliteBackend().open(t)
-	ctx := context.Background()
+// hostileRows is one row per hostile string, in every text column.
+func hostileRows() []audit.Record {
 	base := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	var rows []audit.Record
 	for i, h := range hostile {
@@ -59,6 +58,13 @@ func TestSQLiteHostileRoundTrip(t *testing.T) {
 			Arguments:  json.RawMessage(h),
 		})
 	}
+	return rows
+}
+
+func TestSQLiteHostileRoundTrip(t *testing.T) {
+	s, _ := sqliteBackend().open(t)
+	ctx := context.Background()
+	rows := hostileRows()
 	require.NoError(t, s.WriteBatch(ctx, rows))
 
 	got, err := s.Query(ctx, sqlstore.Query{Limit: 1000})
@@ -203,19 +209,7 @@ func FuzzSQLiteText(f *testing.F) {
 func TestPostgresHostileRowsDoNotFailTheBatch(t *testing.T) {
 	s, _ := pgBackend().open(t)
 	ctx := context.Background()
-	base := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-	var rows []audit.Record
-	for i, h := range hostile {
-		rows = append(rows, audit.Record{
-			Time: base.Add(time.Duration(i) * time.Second), Kind: audit.KindTool,
-			CallID: "call-" + string(rune('a'+i)), RequestID: h, SessionID: h, Transport: h, Tool: h, Subject: h,
-			Outcome: audit.OutcomeError, Code: errs.Code(h), Message: h, Duration: time.Duration(i),
-			Method: h, Path: h, Status: i,
-			ClientMeta: map[string]any{"k": h, h: "v"},
-			Detail:     map[string]any{"field": h},
-			Arguments:  json.RawMessage(h),
-		})
-	}
+	rows := hostileRows()
 	require.NoError(t, s.WriteBatch(ctx, rows), "a batch with hostile text is written, not refused")
 
 	got, err := s.Query(ctx, sqlstore.Query{Limit: 1000})
