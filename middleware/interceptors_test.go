@@ -503,6 +503,11 @@ func TestWhenToolsNot(t *testing.T) {
 	m := middleware.Tools(names...)
 	names[0] = "b"
 	assert.True(t, m(&toolctx.Request{Tool: "a"}), "Tools copies its names")
+
+	assert.PanicsWithValue(t, "middleware.When: the matcher is nil", func() { middleware.When(nil, tag("x")) },
+		"a nil matcher fails at construction, not at the first call")
+	assert.PanicsWithValue(t, "middleware.When: the interceptor is nil", func() { middleware.When(middleware.Tools("a"), nil) },
+		"a nil interceptor fails at construction, not at the first call")
 	assert.False(t, middleware.Tools()(&toolctx.Request{Tool: "a"}), "Tools() matches nothing")
 }
 

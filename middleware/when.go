@@ -27,8 +27,15 @@ func Not(m Matcher) Matcher {
 //
 //	middleware.When(middleware.Tools("search"), middleware.Timeout(2*time.Second))
 //
-// m wraps the next handler once, at construction.
+// m wraps the next handler once, at construction. A nil match or m is a
+// construction mistake: When panics at once rather than at the first call.
 func When(match Matcher, m toolctx.Middleware) toolctx.Middleware {
+	switch {
+	case match == nil:
+		panic("middleware.When: the matcher is nil")
+	case m == nil:
+		panic("middleware.When: the interceptor is nil")
+	}
 	return func(next toolctx.Handler) toolctx.Handler {
 		wrapped := m(next)
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
