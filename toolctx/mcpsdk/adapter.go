@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -148,8 +148,9 @@ type call struct {
 	req toolctx.Request
 	sdk *mcp.CallToolRequest
 
-	mu   sync.Mutex
-	last *invocation // the terminal's latest run
+	runs  atomic.Int32
+	first invocation                 // the terminal's first run, without an allocation
+	last  atomic.Pointer[invocation] // the terminal's latest run
 }
 
 // Value returns c for callKey and defers to the SDK's context otherwise.
@@ -167,7 +168,8 @@ type invocation struct {
 	req *toolctx.Request // as the terminal received it
 
 	sdkResult *mcp.CallToolResult // what the SDK returned, if a result
-	passed    *toolctx.CallResult // conversion of a successful sdkResult
+	passed    *toolctx.CallResult // conversion of a successful sdkResult (points to ok)
+	ok        toolctx.CallResult
 	proto     *protocolError      // an SDK protocol error to pass through
 	direct    *toolctx.CallResult // the result of a tool added with AddTool
 }
@@ -218,9 +220,7 @@ func (cfg *config) finish(ctx context.Context, c *call, res *toolctx.CallResult)
 		pub, _ := errs.Normalize(cerr)
 		return failureResult(pub), nil
 	}
-	c.mu.Lock()
-	inv := c.last
-	c.mu.Unlock()
+	inv := c.last.Load()
 	if inv != nil && res != nil {
 		if inv.proto != nil && res.IsError && res.Cause() == error(inv.proto) {
 			return nil, inv.proto.wire
@@ -256,14 +256,16 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) (res *tool
 		r.Params = &p
 		sreq = &r
 	}
-	inv := &invocation{Context: ctx, req: req}
+	inv := &c.first
+	if c.runs.Add(1) > 1 {
+		inv = new(invocation) // a retry, perhaps concurrent with the first run
+	}
+	inv.Context, inv.req = ctx, req
 	defer func() {
 		if v := recover(); v != nil {
 			res = toolctx.ErrorResult(errs.NewPanicError(v))
 		}
-		c.mu.Lock()
-		c.last = inv
-		c.mu.Unlock()
+		c.last.Store(inv)
 	}()
 	out, err := t.next(inv, MethodCallTool, sreq)
 	if cerr := ctx.Err(); cerr != nil {
@@ -335,7 +337,8 @@ func (inv *invocation) convert(name string, res mcp.Result, err error) *toolctx.
 		}
 		return toolctx.ErrorResult(ge)
 	}
-	inv.passed = &toolctx.CallResult{Content: fromSDKContent(r.Content), StructuredContent: r.StructuredContent, Meta: r.Meta}
+	inv.ok = toolctx.CallResult{Content: fromSDKContent(r.Content), StructuredContent: r.StructuredContent, Meta: r.Meta}
+	inv.passed = &inv.ok
 	return inv.passed
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -205,4 +206,62 @@ func TestAddTypedToolValidates(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, errs.GenericMessage, text(res))
 	require.NotContains(t, jsonOf(t, res), canary)
+}
+
+// TestTerminalRunTwice: an interceptor may run the rest of the chain more
+// than once (a retry, or two runs at once as a hedge). The client gets the
+// result of the run whose result the interceptor returns, the SDK's result
+// passes through losslessly, and the race detector sees no shared state.
+func TestTerminalRunTwice(t *testing.T) {
+	var n atomic.Int32
+	newServer := func(m toolctx.Middleware) *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "x"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "count"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, struct{ N int32 }, error) {
+			k := n.Add(1)
+			if k%2 == 1 {
+				return nil, struct{ N int32 }{}, errors.New("odd run " + canary)
+			}
+			return &mcp.CallToolResult{Meta: mcp.Meta{"run": k}}, struct{ N int32 }{N: k}, nil
+		})
+		mcpsdk.Install(s, m)
+		return s
+	}
+	retry := func(next toolctx.Handler) toolctx.Handler {
+		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			if res := next.CallTool(ctx, req); !res.IsError {
+				return res
+			}
+			return next.CallTool(ctx, req)
+		})
+	}
+	hedge := func(next toolctx.Handler) toolctx.Handler {
+		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			results := make(chan *toolctx.CallResult, 2)
+			for range 2 {
+				go func() { results <- next.CallTool(ctx, req) }()
+			}
+			a, b := <-results, <-results
+			if a.IsError {
+				return b
+			}
+			return a
+		})
+	}
+	for name, m := range map[string]toolctx.Middleware{"retry": retry, "hedge": hedge} {
+		t.Run(name, func(t *testing.T) {
+			n.Store(0)
+			cs := connect(t, newServer(m))
+			for range 20 {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "count", Arguments: map[string]any{}})
+				require.NoError(t, err)
+				require.False(t, res.IsError, "one of the two runs succeeds: %+v", res.Content)
+				out, _ := json.Marshal(res)
+				require.NotContains(t, string(out), canary, "the failed run's raw error stays off the wire")
+				got, ok := res.StructuredContent.(map[string]any)
+				require.True(t, ok, "structured content passes through: %s", out)
+				require.EqualValues(t, got["N"], res.Meta["run"], "content and _meta come from the same (successful) run: %s", out)
+				require.Zero(t, int(got["N"].(float64))%2, "the successful run is an even one: %s", out)
+			}
+		})
+	}
 }
