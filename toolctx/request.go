@@ -77,7 +77,8 @@ func newCallIDPrefix() string {
 // overwhelming probability, across runs: a random per-process prefix and a
 // counter.
 func NewCallID() string {
-	return callIDPrefix + strconv.FormatUint(callIDCounter.Add(1), 10)
+	var b [len("0123456789ab-") + 20]byte // the prefix and the longest uint64
+	return string(strconv.AppendUint(append(b[:0], callIDPrefix...), callIDCounter.Add(1), 10))
 }
 
 // ReservedMetaPrefix is the prefix of the _meta keys that MCP clients of
