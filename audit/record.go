@@ -144,33 +144,39 @@ func (r *Record) Failed() bool { return r.Outcome != OutcomeOK && r.Outcome != "
 
 // Attrs returns the row's fields as typed slog attributes; empty fields are
 // left out.
-func (r *Record) Attrs() []slog.Attr { return r.attrs(true) }
+func (r *Record) Attrs() []slog.Attr {
+	return r.appendAttrs(make([]slog.Attr, 0, maxAttrs), true)
+}
 
-func (r *Record) attrs(withTime bool) []slog.Attr {
-	attrs := make([]slog.Attr, 0, 20)
+// maxAttrs is how many attributes a row has at most.
+const maxAttrs = 20
+
+// appendAttrs appends the row's non-empty fields to attrs (the time first
+// when withTime is set) and returns the extended slice.
+func (r *Record) appendAttrs(attrs []slog.Attr, withTime bool) []slog.Attr {
 	if withTime {
 		attrs = append(attrs, slog.Time("time", r.Time))
 	}
 	attrs = append(attrs, slog.String("kind", string(r.Kind)))
-	str := func(k, v string) {
-		if v != "" {
-			attrs = append(attrs, slog.String(k, v))
+	for _, f := range [...]struct{ k, v string }{
+		{"call_id", r.CallID}, {"request_id", r.RequestID}, {"session_id", r.SessionID},
+		{"transport", r.Transport}, {"tool", r.Tool}, {"subject", r.Subject},
+		{"method", r.Method}, {"path", r.Path},
+	} {
+		if f.v != "" {
+			attrs = append(attrs, slog.String(f.k, f.v))
 		}
 	}
-	str("call_id", r.CallID)
-	str("request_id", r.RequestID)
-	str("session_id", r.SessionID)
-	str("transport", r.Transport)
-	str("tool", r.Tool)
-	str("subject", r.Subject)
-	str("method", r.Method)
-	str("path", r.Path)
 	if r.Status != 0 {
 		attrs = append(attrs, slog.Int("status", r.Status))
 	}
-	str("outcome", string(r.Outcome))
-	str("code", string(r.Code))
-	str("message", r.Message)
+	for _, f := range [...]struct{ k, v string }{
+		{"outcome", string(r.Outcome)}, {"code", string(r.Code)}, {"message", r.Message},
+	} {
+		if f.v != "" {
+			attrs = append(attrs, slog.String(f.k, f.v))
+		}
+	}
 	if len(r.Detail) > 0 {
 		attrs = append(attrs, slog.Any("detail", r.Detail))
 	}

@@ -57,6 +57,7 @@ func (s *SlogSink) write(ctx context.Context, h slog.Handler, r *Record) error {
 		return nil
 	}
 	rec := slog.NewRecord(r.Time, lvl, SlogMessage, 0)
-	rec.AddAttrs(r.attrs(false)...) // the record's own time is the row's
+	var buf [maxAttrs]slog.Attr
+	rec.AddAttrs(r.appendAttrs(buf[:0], false)...) // the record's own time is the row's
 	return h.Handle(ctx, rec)
 }
