@@ -199,6 +199,7 @@ var (
 )
 
 func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallToolRequest) (result mcp.Result, err error) {
+	growStack()
 	c := &call{Context: ctx, sdk: sreq}
 	cfg.fill(ctx, &c.req, sreq)
 	defer func() {
