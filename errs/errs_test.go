@@ -276,6 +276,17 @@ func TestNormalizerMapAndGenericMessage(t *testing.T) {
 	}}
 	pub, _ = ctxMap.Normalize(context.DeadlineExceeded)
 	assert.Equal(t, errs.CodeUnavailable, pub.Code, "Map is applied before the context rules")
+
+	// A Map that panics (here on a nil *Error's method) maps nothing.
+	panicky := errs.Normalizer{Map: func(err error) *errs.Error {
+		var e *errs.Error
+		return e.WithDetail(map[string]any{"raw": err.Error()})
+	}}
+	require.NotPanics(t, func() { pub, scrubbed = panicky.Normalize(errors.New("raw CANARY")) }, "a panic in Map stays in Normalize")
+	assert.Equal(t, errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, pub, "an error Map panicked on is scrubbed")
+	assert.True(t, scrubbed, "an error Map panicked on is scrubbed")
+	pub, _ = panicky.Normalize(context.Canceled)
+	assert.Equal(t, errs.CodeCanceled, pub.Code, "the context rules still apply after Map panicked")
 }
 
 func TestPanicError(t *testing.T) {

@@ -21,7 +21,9 @@ import (
 type Normalizer struct {
 	// Map maps the user's own errors to public ones, for example
 	// sql.ErrNoRows to errs.NotFound("no such row"). It returns nil for
-	// errors it does not know. It must not panic.
+	// errors it does not know. A panic in Map is recovered and counts as
+	// nil: the error is scrubbed, as an unmapped one is, and the panic goes
+	// no further (adapters normalize outside the chain's Recover).
 	Map func(error) *Error
 	// GenericMessage replaces [GenericMessage] for scrubbed errors.
 	GenericMessage string
@@ -41,7 +43,7 @@ func (n Normalizer) Normalize(err error) (pub Public, scrubbed bool) {
 		return e.Public(), false
 	}
 	if n.Map != nil {
-		if m := n.Map(err); m != nil {
+		if m := n.mapped(err); m != nil {
 			return m.Public(), false
 		}
 	}
@@ -52,6 +54,16 @@ func (n Normalizer) Normalize(err error) (pub Public, scrubbed bool) {
 		return Public{Code: CodeTimeout, Message: CodeTimeout.DefaultMessage()}, false
 	}
 	return n.generic(), true
+}
+
+// mapped is n.Map(err), with a panic counting as nil.
+func (n Normalizer) mapped(err error) (m *Error) {
+	defer func() {
+		if recover() != nil {
+			m = nil
+		}
+	}()
+	return n.Map(err)
 }
 
 func (n Normalizer) generic() Public {
