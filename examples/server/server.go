@@ -154,19 +154,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// period is over.
 	calls, stopCalls := context.WithCancel(context.Background())
 	defer stopCalls()
-	server, err := newServer(cfg, w, logger, transport, calls)
+	var calling atomic.Int64 // tool calls in flight (the stdio shutdown waits for them)
+	server, err := newServer(cfg, w, logger, transport, calls, &calling)
 	if err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
 
 	if cfg.stdio {
-		logger.Info("toolmw demo server on stdio", "audit", where)
-		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
-		if err := server.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
-			logger.Info("stdio session ended", "err", err)
-		}
-		logger.Info("shutting down: flushing the audit log")
-		return 0
+		return serveStdio(ctx, cfg, server, &calling, stopCalls, logger, where, stdin, stdout, stderr)
 	}
 	return serveHTTP(ctx, cfg, ln, server, w, stopCalls, logger, where, stdout, stderr)
 }
@@ -218,12 +213,12 @@ func Chain(w audit.Emitter, diag middleware.DiagnosticsFunc, slowTimeout time.Du
 }
 
 // newServer builds the go-sdk server with the demo tools behind the chain.
-func newServer(cfg config, w audit.Emitter, logger *slog.Logger, transport toolctx.Transport, calls context.Context) (*mcp.Server, error) {
+func newServer(cfg config, w audit.Emitter, logger *slog.Logger, transport toolctx.Transport, calls context.Context, calling *atomic.Int64) (*mcp.Server, error) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "toolmw-demo", Version: "0.1.0"}, &mcp.ServerOptions{Logger: logger})
 	if err := addTools(server); err != nil {
 		return nil, err
 	}
-	chain := middleware.New(cancelWith(calls)).Extend(Chain(w, diagnostics(logger), cfg.slowTimeout))
+	chain := middleware.New(countCalls(calling), cancelWith(calls)).Extend(Chain(w, diagnostics(logger), cfg.slowTimeout))
 	mcpsdk.Install(server, chain.Middleware(),
 		mcpsdk.WithTransport(transport), mcpsdk.WithFallbackLogger(logger))
 	return server, nil
@@ -303,17 +298,11 @@ func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Ser
 	// never ends on its own: wait for the other requests (the calls), cancel
 	// those still running after the grace period, then close the sessions,
 	// which ends the streams.
-	waitIdle := func(d time.Duration) {
-		deadline := time.Now().Add(d)
-		for active.Load() > 0 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	waitIdle(cfg.shutdownTimeout)
+	waitIdle(&active, cfg.shutdownTimeout)
 	if active.Load() > 0 {
 		logger.Warn("shutting down: cancelling the calls still running", "requests", active.Load())
 		stopCalls()
-		waitIdle(2 * time.Second)
+		waitIdle(&active, 2*time.Second)
 	}
 	closed := make(chan struct{})
 	go func() {
@@ -339,6 +328,64 @@ func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Ser
 	}
 	logger.Info("shutting down: flushing the audit log")
 	return 0
+}
+
+// serveStdio serves one MCP session over stdin/stdout until the client
+// closes stdin or ctx ends. On SIGINT/SIGTERM it shuts down as the HTTP
+// server does: the calls in flight may finish within -shutdown-timeout,
+// those still running are then cancelled, and the session is closed.
+func serveStdio(ctx context.Context, cfg config, server *mcp.Server, calling *atomic.Int64, stopCalls context.CancelFunc, logger *slog.Logger, where string, stdin io.Reader, stdout, stderr io.Writer) int {
+	logger.Info("toolmw demo server on stdio", "audit", where)
+	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	// The session's context is not the signal's: a signal must not cancel
+	// the calls in flight before their grace period (cancelWith does, after).
+	ss, err := server.Connect(context.WithoutCancel(ctx), t, nil)
+	if err != nil {
+		return fail(stderr, 1, "stdio: %v", err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err := <-ended:
+		if err != nil && !errors.Is(err, io.EOF) {
+			logger.Info("stdio session ended", "err", err)
+		}
+	case <-ctx.Done():
+		logger.Info("shutting down: waiting for in-flight calls", "timeout", cfg.shutdownTimeout)
+		waitIdle(calling, cfg.shutdownTimeout)
+		if calling.Load() > 0 {
+			logger.Warn("shutting down: cancelling the calls still running", "calls", calling.Load())
+			stopCalls()
+			waitIdle(calling, 2*time.Second)
+		}
+		_ = ss.Close()
+		select {
+		case <-ended:
+		case <-time.After(2 * time.Second): // a handler that ignores its context
+			logger.Warn("shutting down: the stdio session did not close in time")
+		}
+	}
+	logger.Info("shutting down: flushing the audit log")
+	return 0
+}
+
+// waitIdle waits until n is zero, for d at most.
+func waitIdle(n *atomic.Int64, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for n.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// countCalls counts the tool calls in flight in n.
+func countCalls(n *atomic.Int64) toolctx.Middleware {
+	return func(next toolctx.Handler) toolctx.Handler {
+		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			n.Add(1)
+			defer n.Add(-1)
+			return next.CallTool(ctx, req)
+		})
+	}
 }
 
 // cancelWith cancels every call's context when stop ends: the shutdown's

@@ -459,6 +459,68 @@ func TestStdioSIGINT(t *testing.T) {
 	checkRows(t, readAudit(t, db), want, "stdio")
 }
 
+// Over stdio, SIGINT gives the calls in flight -shutdown-timeout to finish
+// (their results reach the client), cancels those still running after it,
+// and every call has its row.
+func TestStdioShutdownWaitsForCalls(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "audit.db")
+	cmd := exec.Command(serverBin, "-stdio", "-audit-db", db, "-slow-timeout", "1m", "-shutdown-timeout", "1500ms")
+	stderr := &capture{}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: stdin}, nil)
+	require.NoError(t, err)
+
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	call := func(seconds float64) <-chan outcome {
+		out := make(chan outcome, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": seconds}})
+			out <- outcome{res, err}
+		}()
+		return out
+	}
+	short, long := call(0.5), call(30)
+	time.Sleep(200 * time.Millisecond) // both calls are running
+	start := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+
+	got := <-short
+	require.NoError(t, got.err, "the short call finishes within the grace period; stderr:\n%s", stderr)
+	assert.False(t, got.res.IsError, "the short call succeeds: %+v", got.res.Content)
+	require.NoError(t, cmd.Wait(), "exit 0; stderr:\n%s", stderr)
+	assert.Less(t, time.Since(start), 6*time.Second, "the 30 s call did not hold the shutdown")
+	select {
+	case got = <-long:
+		if got.err == nil {
+			b, _ := json.Marshal(got.res)
+			assertNoSecrets(t, "late call", string(b))
+		}
+	case <-time.After(5 * time.Second):
+		// The session closed under the call: the client may not hear of it.
+	}
+	assert.Contains(t, stderr.String(), "cancelling the calls still running")
+
+	rows := readAudit(t, db)
+	outcomes := map[string]int{}
+	for _, r := range rows {
+		require.Equal(t, "slow", r.Tool, "%+v", r)
+		outcomes[r.Outcome]++
+	}
+	assert.Equal(t, map[string]int{"ok": 1, "canceled": 1}, outcomes, "one row per call: the short one ok, the long one cancelled: %+v", rows)
+}
+
 func TestStartupErrors(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
