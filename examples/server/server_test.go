@@ -432,11 +432,12 @@ func TestStdio(t *testing.T) {
 	checkRows(t, rows, want, "stdio")
 }
 
-// Over stdio with every byte the server wrote captured: the tour, then
-// SIGINT exits 0 with the rows flushed.
-func TestStdioSIGINT(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "audit.db")
-	cmd := exec.Command(serverBin, "-stdio", "-audit-db", db, "-slow-timeout", testSlowTimeout.String())
+// startStdio starts the server with args and connects a client to its
+// stdin/stdout, copying every byte the server writes to wire. The caller
+// signals and waits for the process.
+func startStdio(t *testing.T, wire io.Writer, args ...string) (*exec.Cmd, *mcp.ClientSession, *capture) {
+	t.Helper()
+	cmd := exec.Command(serverBin, args...)
 	stderr := &capture{}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
@@ -445,10 +446,18 @@ func TestStdioSIGINT(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	wire := &capture{}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
 		&mcp.IOTransport{Reader: io.NopCloser(io.TeeReader(stdout, wire)), Writer: stdin}, nil)
 	require.NoError(t, err)
+	return cmd, cs, stderr
+}
+
+// Over stdio with every byte the server wrote captured: the tour, then
+// SIGINT exits 0 with the rows flushed.
+func TestStdioSIGINT(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "audit.db")
+	wire := &capture{}
+	cmd, cs, stderr := startStdio(t, wire, "-stdio", "-audit-db", db, "-slow-timeout", testSlowTimeout.String())
 	var decoded bytes.Buffer
 	want := tour(t, cs, &decoded)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
@@ -464,18 +473,7 @@ func TestStdioSIGINT(t *testing.T) {
 // and every call has its row.
 func TestStdioShutdownWaitsForCalls(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "audit.db")
-	cmd := exec.Command(serverBin, "-stdio", "-audit-db", db, "-slow-timeout", "1m", "-shutdown-timeout", "1500ms")
-	stderr := &capture{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
-		&mcp.IOTransport{Reader: io.NopCloser(stdout), Writer: stdin}, nil)
-	require.NoError(t, err)
+	cmd, cs, stderr := startStdio(t, io.Discard, "-stdio", "-audit-db", db, "-slow-timeout", "1m", "-shutdown-timeout", "1500ms")
 
 	type outcome struct {
 		res *mcp.CallToolResult
