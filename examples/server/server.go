@@ -150,20 +150,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cfg.stdio {
 		transport = toolctx.TransportStdio
 	}
-	// stopCalls cancels the calls still running when the shutdown grace
-	// period is over.
-	calls, stopCalls := context.WithCancel(context.Background())
-	defer stopCalls()
-	var calling atomic.Int64 // tool calls in flight (the stdio shutdown waits for them)
-	server, err := newServer(cfg, w, logger, transport, calls, &calling)
+	calls := newInFlight()
+	defer calls.cancel()
+	server, err := newServer(cfg, w, logger, transport, calls)
 	if err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
 
 	if cfg.stdio {
-		return serveStdio(ctx, cfg, server, &calling, stopCalls, logger, where, stdin, stdout, stderr)
+		return serveStdio(ctx, cfg, server, calls, logger, where, stdin, stdout, stderr)
 	}
-	return serveHTTP(ctx, cfg, ln, server, w, stopCalls, logger, where, stdout, stderr)
+	return serveHTTP(ctx, cfg, ln, server, w, calls, logger, where, stdout, stderr)
 }
 
 func openStore(ctx context.Context, cfg config) (*sqlstore.Store, string, error) {
@@ -213,12 +210,12 @@ func Chain(w audit.Emitter, diag middleware.DiagnosticsFunc, slowTimeout time.Du
 }
 
 // newServer builds the go-sdk server with the demo tools behind the chain.
-func newServer(cfg config, w audit.Emitter, logger *slog.Logger, transport toolctx.Transport, calls context.Context, calling *atomic.Int64) (*mcp.Server, error) {
+func newServer(cfg config, w audit.Emitter, logger *slog.Logger, transport toolctx.Transport, calls *inFlight) (*mcp.Server, error) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "toolmw-demo", Version: "0.1.0"}, &mcp.ServerOptions{Logger: logger})
 	if err := addTools(server); err != nil {
 		return nil, err
 	}
-	chain := middleware.New(countCalls(calling), cancelWith(calls)).Extend(Chain(w, diagnostics(logger), cfg.slowTimeout))
+	chain := middleware.New(calls.track).Extend(Chain(w, diagnostics(logger), cfg.slowTimeout))
 	mcpsdk.Install(server, chain.Middleware(),
 		mcpsdk.WithTransport(transport), mcpsdk.WithFallbackLogger(logger))
 	return server, nil
@@ -238,7 +235,7 @@ func addTools(s *mcp.Server) error {
 // serveHTTP serves streamable HTTP until ctx ends, then shuts down
 // gracefully: no new connections, in-flight requests finish (or are cancelled
 // after -shutdown-timeout), sessions are closed.
-func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Server, w audit.Emitter, stopCalls context.CancelFunc, logger *slog.Logger, where string, stdout, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Server, w audit.Emitter, calls *inFlight, logger *slog.Logger, where string, stdout, stderr io.Writer) int {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{Stateless: cfg.stateless, Logger: logger})
 	var active atomic.Int64 // requests other than the long-lived GET streams
@@ -301,7 +298,7 @@ func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Ser
 	waitIdle(&active, cfg.shutdownTimeout)
 	if active.Load() > 0 {
 		logger.Warn("shutting down: cancelling the calls still running", "requests", active.Load())
-		stopCalls()
+		calls.cancel()
 		waitIdle(&active, 2*time.Second)
 	}
 	closed := make(chan struct{})
@@ -334,11 +331,11 @@ func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Ser
 // closes stdin or ctx ends. On SIGINT/SIGTERM it shuts down as the HTTP
 // server does: the calls in flight may finish within -shutdown-timeout,
 // those still running are then cancelled, and the session is closed.
-func serveStdio(ctx context.Context, cfg config, server *mcp.Server, calling *atomic.Int64, stopCalls context.CancelFunc, logger *slog.Logger, where string, stdin io.Reader, stdout, stderr io.Writer) int {
+func serveStdio(ctx context.Context, cfg config, server *mcp.Server, calls *inFlight, logger *slog.Logger, where string, stdin io.Reader, stdout, stderr io.Writer) int {
 	logger.Info("toolmw demo server on stdio", "audit", where)
 	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
 	// The session's context is not the signal's: a signal must not cancel
-	// the calls in flight before their grace period (cancelWith does, after).
+	// the calls in flight before their grace period (calls.cancel does, after).
 	ss, err := server.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		return fail(stderr, 1, "stdio: %v", err)
@@ -352,11 +349,11 @@ func serveStdio(ctx context.Context, cfg config, server *mcp.Server, calling *at
 		}
 	case <-ctx.Done():
 		logger.Info("shutting down: waiting for in-flight calls", "timeout", cfg.shutdownTimeout)
-		waitIdle(calling, cfg.shutdownTimeout)
-		if calling.Load() > 0 {
-			logger.Warn("shutting down: cancelling the calls still running", "calls", calling.Load())
-			stopCalls()
-			waitIdle(calling, 2*time.Second)
+		waitIdle(&calls.n, cfg.shutdownTimeout)
+		if calls.n.Load() > 0 {
+			logger.Warn("shutting down: cancelling the calls still running", "calls", calls.n.Load())
+			calls.cancel()
+			waitIdle(&calls.n, 2*time.Second)
 		}
 		_ = ss.Close()
 		select {
@@ -377,30 +374,33 @@ func waitIdle(n *atomic.Int64, d time.Duration) {
 	}
 }
 
-// countCalls counts the tool calls in flight in n.
-func countCalls(n *atomic.Int64) toolctx.Middleware {
-	return func(next toolctx.Handler) toolctx.Handler {
-		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-			n.Add(1)
-			defer n.Add(-1)
-			return next.CallTool(ctx, req)
-		})
-	}
+// inFlight tracks the tool calls in flight, and cancels them all when a
+// shutdown's grace period is over: its last word to calls that outlived it.
+// A cancelled call ends as such, and its audit row says so.
+type inFlight struct {
+	n      atomic.Int64 // calls running now
+	stop   context.Context
+	cancel context.CancelFunc
 }
 
-// cancelWith cancels every call's context when stop ends: the shutdown's
-// last word to calls that outlived the grace period. The call then ends as a
-// cancelled one, and its audit row says so.
-func cancelWith(stop context.Context) toolctx.Middleware {
-	return func(next toolctx.Handler) toolctx.Handler {
-		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-			ctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			unregister := context.AfterFunc(stop, cancel)
-			defer unregister()
-			return next.CallTool(ctx, req)
-		})
-	}
+func newInFlight() *inFlight {
+	c := &inFlight{}
+	c.stop, c.cancel = context.WithCancel(context.Background())
+	return c
+}
+
+// track is the interceptor that counts each call and cancels its context
+// when c.cancel is called. It goes first in the chain.
+func (c *inFlight) track(next toolctx.Handler) toolctx.Handler {
+	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+		c.n.Add(1)
+		defer c.n.Add(-1)
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		unregister := context.AfterFunc(c.stop, cancel)
+		defer unregister()
+		return next.CallTool(ctx, req)
+	})
 }
 
 // countActive counts the requests in flight other than GET (the session's
