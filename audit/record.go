@@ -158,25 +158,20 @@ func (r *Record) appendAttrs(attrs []slog.Attr, withTime bool) []slog.Attr {
 		attrs = append(attrs, slog.Time("time", r.Time))
 	}
 	attrs = append(attrs, slog.String("kind", string(r.Kind)))
-	for _, f := range [...]struct{ k, v string }{
-		{"call_id", r.CallID}, {"request_id", r.RequestID}, {"session_id", r.SessionID},
-		{"transport", r.Transport}, {"tool", r.Tool}, {"subject", r.Subject},
-		{"method", r.Method}, {"path", r.Path},
-	} {
-		if f.v != "" {
-			attrs = append(attrs, slog.String(f.k, f.v))
-		}
-	}
+	attrs = appendString(attrs, "call_id", r.CallID)
+	attrs = appendString(attrs, "request_id", r.RequestID)
+	attrs = appendString(attrs, "session_id", r.SessionID)
+	attrs = appendString(attrs, "transport", r.Transport)
+	attrs = appendString(attrs, "tool", r.Tool)
+	attrs = appendString(attrs, "subject", r.Subject)
+	attrs = appendString(attrs, "method", r.Method)
+	attrs = appendString(attrs, "path", r.Path)
 	if r.Status != 0 {
 		attrs = append(attrs, slog.Int("status", r.Status))
 	}
-	for _, f := range [...]struct{ k, v string }{
-		{"outcome", string(r.Outcome)}, {"code", string(r.Code)}, {"message", r.Message},
-	} {
-		if f.v != "" {
-			attrs = append(attrs, slog.String(f.k, f.v))
-		}
-	}
+	attrs = appendString(attrs, "outcome", string(r.Outcome))
+	attrs = appendString(attrs, "code", string(r.Code))
+	attrs = appendString(attrs, "message", r.Message)
 	if len(r.Detail) > 0 {
 		attrs = append(attrs, slog.Any("detail", r.Detail))
 	}
@@ -188,6 +183,14 @@ func (r *Record) appendAttrs(attrs []slog.Attr, withTime bool) []slog.Attr {
 		attrs = append(attrs, slog.String("arguments", string(r.Arguments)))
 	}
 	return attrs
+}
+
+// appendString appends key=v unless v is empty.
+func appendString(attrs []slog.Attr, key, v string) []slog.Attr {
+	if v == "" {
+		return attrs
+	}
+	return append(attrs, slog.String(key, v))
 }
 
 // LogValue renders the row as a group of typed attributes (see
