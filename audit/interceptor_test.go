@@ -171,7 +171,18 @@ func behaviourTable() []rowCase {
 			handler: func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
 				return toolctx.ErrorResult(errors.New(canary))
 			},
-			outcome: audit.OutcomeCanceled, code: errs.CodeCanceled, message: errs.CodeCanceled.DefaultMessage(),
+			// The caller is told "canceled"; the row names the cause.
+			outcome: audit.OutcomeCanceled, code: errs.CodeCanceled, message: canary, raw: true,
+		},
+		{
+			name: "raw error after the caller's deadline",
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+			},
+			handler: func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+				return toolctx.ErrorResult(errors.New(canary))
+			},
+			outcome: audit.OutcomeTimeout, code: errs.CodeTimeout, message: canary, raw: true,
 		},
 		{
 			name:    "deadline in the chain",

@@ -87,10 +87,11 @@ func OutcomeOf(code errs.Code, scrubbed bool, cause error) Outcome {
 // ([KindHTTP]).
 //
 // Message is what the caller was told (the public message), except where
-// the caller's message was scrubbed (an internal error with a raw cause, or
-// a panic): there, and only there, it is the raw message, so the operator
-// sees the cause. It never holds a stack. Arguments are present only when
-// the user opted in with a redactor ([WithArguments]); ClientMeta is the
+// the caller's message was scrubbed (an internal error with a raw cause, a
+// panic, or a raw error after the call was cancelled or timed out): there,
+// and only there, it is the raw message, so the operator sees the cause.
+// It never holds a stack. Arguments are present only when the user opted
+// in with a redactor ([WithArguments]); ClientMeta is the
 // client-supplied _meta, untrusted, without the protocol's own
 // "io.modelcontextprotocol/" keys.
 //

@@ -53,7 +53,10 @@ func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
 				return res
 			}
 			out := toolctx.Classify(ctx, res, o.normalizer)
-			if !out.Scrubbed || errors.Is(ctx.Err(), context.Canceled) {
+			// A scrubbed failure shown as canceled or timeout is a raw
+			// error after the call's context ended: an expected end, not a
+			// diagnostic (its raw message goes to the audit row).
+			if !out.Scrubbed || out.Public.Code != errs.CodeInternal || errors.Is(ctx.Err(), context.Canceled) {
 				return res
 			}
 			ev := DiagnosticEvent{Err: res.Cause(), Details: toolctx.DetailsOf(req), Code: out.Public.Code}

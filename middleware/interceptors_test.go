@@ -272,6 +272,8 @@ func TestDiagnosticsCalled(t *testing.T) {
 func TestDiagnosticsNotCalled(t *testing.T) {
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
+	expired, cancelExpired := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancelExpired()
 	bg := context.Background()
 	cases := []struct {
 		name string
@@ -285,6 +287,7 @@ func TestDiagnosticsNotCalled(t *testing.T) {
 		{"handler's own isError", bg, handlerReturning(&toolctx.CallResult{IsError: true, Content: []toolctx.Content{&toolctx.Text{Text: "no"}}})},
 		{"raw error after client cancel", canceled, handlerReturning(toolctx.ErrorResult(errors.New("secret")))},
 		{"panic after client cancel", canceled, handlerPanicking("late")},
+		{"raw error after the deadline", expired, handlerReturning(toolctx.ErrorResult(errors.New("secret")))},
 		{"context error", bg, handlerReturning(toolctx.ErrorResult(fmt.Errorf("query: %w", context.Canceled)))},
 	}
 	for _, c := range cases {

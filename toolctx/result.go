@@ -88,7 +88,7 @@ func (r *CallResult) Cause() error {
 }
 
 // Scrubbed reports whether the result is a normalized failure whose raw
-// message was replaced by a generic one.
+// message was replaced by a public one (see [Outcome.Scrubbed]).
 func (r *CallResult) Scrubbed() bool { return r != nil && r.scrubbed }
 
 // Outcome is how a call ended, as the caller sees it.
@@ -97,14 +97,18 @@ type Outcome struct {
 	Failed bool
 	// Public is the envelope the caller sees when Failed.
 	Public errs.Public
-	// Scrubbed reports that the raw message was replaced by a generic one:
-	// then, and only then, the audit row records the raw message.
+	// Scrubbed reports that the raw message was replaced by a public one
+	// because it may not be shown: the generic message, or the canceled or
+	// timeout message of a raw failure after the call's context ended. Then,
+	// and only then, the audit row records the raw message.
 	Scrubbed bool
 }
 
 // Classify returns the outcome of r as the caller will see it, under n,
 // whether or not r was normalized yet. ctx is the call's context: a raw
-// failure after the context ended is reported as canceled or timeout.
+// failure after the context ended (the handler's "connection reset", say)
+// is shown as canceled or timeout, still Scrubbed, so that the audit row
+// keeps its raw message; a panic stays an internal failure.
 func Classify(ctx context.Context, r *CallResult, n errs.Normalizer) Outcome {
 	switch {
 	case r == nil:
@@ -122,7 +126,7 @@ func Classify(ctx context.Context, r *CallResult, n errs.Normalizer) Outcome {
 	if scrubbed && ctx.Err() != nil {
 		var pe *errs.PanicError
 		if !errors.As(r.cause, &pe) {
-			pub, scrubbed = n.Normalize(ctx.Err())
+			pub, _ = n.Normalize(ctx.Err())
 		}
 	}
 	return Outcome{Failed: true, Public: pub, Scrubbed: scrubbed}

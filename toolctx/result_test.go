@@ -94,10 +94,13 @@ func TestClassify(t *testing.T) {
 	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeNotFound, Message: "nope"}}, o, "explicit public error")
 
 	o = toolctx.Classify(canceledCtx(), toolctx.ErrorResult(raw), n)
-	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeCanceled, Message: errs.CodeCanceled.DefaultMessage()}}, o, "raw cause after cancellation is canceled")
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeCanceled, Message: errs.CodeCanceled.DefaultMessage()}, Scrubbed: true}, o, "raw cause after cancellation is shown as canceled, still scrubbed")
 
 	o = toolctx.Classify(expiredCtx(t), toolctx.ErrorResult(raw), n)
-	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeTimeout, Message: errs.CodeTimeout.DefaultMessage()}}, o, "raw cause after the deadline is timeout")
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeTimeout, Message: errs.CodeTimeout.DefaultMessage()}, Scrubbed: true}, o, "raw cause after the deadline is shown as timeout, still scrubbed")
+
+	o = toolctx.Classify(expiredCtx(t), toolctx.ErrorResult(context.DeadlineExceeded), n)
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeTimeout, Message: errs.CodeTimeout.DefaultMessage()}}, o, "the deadline's own error is public: nothing was scrubbed")
 
 	o = toolctx.Classify(canceledCtx(), toolctx.ErrorResult(errs.NotFound("nope")), n)
 	assert.Equal(t, errs.CodeNotFound, o.Public.Code, "an explicit public error is kept after cancellation")
