@@ -36,6 +36,9 @@
 // one table, has a BRIN index on ts (rows arrive in time order, and BRIN
 // costs next to nothing to maintain) and a btree on (tool, ts); id is
 // generated but not indexed. A query with a tool or a time range (Since)
-// uses an index; one with neither reads the whole table to find the newest
-// rows.
+// uses an index. On PostgreSQL, one with neither reads the last hour, then
+// the rest of the last day, through the BRIN index, and reads the whole
+// table only when those hold fewer rows than it asks for (the newest 100 of
+// 2,000,000 rows over 30 days: about 600 ms from the whole table, a few ms
+// from the last hour; see BenchmarkQueryPostgres).
 package sqlstore

