@@ -133,12 +133,20 @@ func TestSQLiteOpenErrors(t *testing.T) {
 }
 
 func TestSQLiteReadOnlyDirectory(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root writes to read-only directories")
-	}
 	dir := t.TempDir()
 	require.NoError(t, os.Chmod(dir, 0o555))
 	defer os.Chmod(dir, 0o755)
+	if os.Geteuid() == 0 {
+		// Root writes to a 0555 directory; not to sysfs, where nobody
+		// creates files (CI runs as root).
+		dir = "/sys"
+		f, err := os.CreateTemp(dir, ".toolmw-probe-*")
+		if err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			t.Skip("running as root, and /sys is writable here: no read-only directory to test with")
+		}
+	}
 	_, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(dir, "audit.db"), sqlstore.Options{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not writable")
