@@ -133,19 +133,15 @@ func TestSQLiteOpenErrors(t *testing.T) {
 }
 
 func TestSQLiteReadOnlyDirectory(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.Chmod(dir, 0o555))
-	defer os.Chmod(dir, 0o755)
-	if os.Geteuid() == 0 {
-		// Root writes to a 0555 directory; not to sysfs, where nobody
-		// creates files (CI runs as root).
-		dir = "/sys"
-		f, err := os.CreateTemp(dir, ".toolmw-probe-*")
-		if err == nil {
-			f.Close()
-			os.Remove(f.Name())
-			t.Skip("running as root, and /sys is writable here: no read-only directory to test with")
-		}
+	dir := "/sys" // root writes to a 0555 directory, but nobody creates files in sysfs (CI runs as root)
+	if os.Geteuid() != 0 {
+		dir = t.TempDir()
+		require.NoError(t, os.Chmod(dir, 0o555))
+		defer os.Chmod(dir, 0o755)
+	} else if f, err := os.CreateTemp(dir, ".toolmw-probe-*"); err == nil {
+		f.Close()
+		os.Remove(f.Name())
+		t.Skip("running as root, and /sys is writable here: no read-only directory to test with")
 	}
 	_, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(dir, "audit.db"), sqlstore.Options{})
 	require.Error(t, err)
