@@ -16,9 +16,8 @@
 // that is an internal error with a raw cause, a panic, or a raw error
 // returned after the call was cancelled or ran past its deadline (the
 // caller is told "canceled" or "timeout"; the row keeps the outcome and
-// names the cause); everywhere else it
-// holds the public message, which is what the caller was told, so row and
-// response agree. A stack is never written (a panic's row holds its value).
+// names the cause); everywhere else it holds the public message, which is
+// what the caller was told, so row and response agree. A stack is never written (a panic's row holds its value).
 // Arguments are recorded only through a [Redactor] the user passes with
 // [WithArguments]; the client's _meta is recorded as untrusted, without the
 // protocol's own "io.modelcontextprotocol/" keys.

@@ -165,10 +165,6 @@ func (s *Store) writePostgres(ctx context.Context, batch []audit.Record) error {
 	return nil
 }
 
-// recentWindows are how far back queryPostgres's slices reach before it
-// reads the whole table.
-var recentWindows = [...]time.Duration{time.Hour, 24 * time.Hour}
-
 // queryPostgres finds the newest rows without reading the whole table when
 // it can. Only the BRIN index on ts can narrow a query without a tool, and
 // only to a time range, so a query without Since first reads the last hour
@@ -190,7 +186,7 @@ func (s *Store) queryPostgres(ctx context.Context, q Query) ([]audit.Record, err
 	limit := q.limit()
 	var out []audit.Record
 	slice := q
-	for _, w := range recentWindows {
+	for _, w := range [...]time.Duration{time.Hour, 24 * time.Hour} {
 		slice.Since = end.Add(-w)
 		slice.Limit = limit - len(out)
 		rows, err := s.queryPostgresOnce(ctx, slice)
