@@ -191,7 +191,26 @@ func behaviourTable() []rowCase {
 				<-ctx.Done()
 				return toolctx.ErrorResult(errors.New(canary))
 			},
+			// The caller is told "timed out after 5ms"; the row names the cause.
+			outcome: audit.OutcomeTimeout, code: errs.CodeTimeout, message: canary, raw: true,
+		},
+		{
+			name:    "late success in the chain's deadline",
+			timeout: 5 * time.Millisecond,
+			handler: func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+				<-ctx.Done()
+				return toolctx.TextResult(canary)
+			},
 			outcome: audit.OutcomeTimeout, code: errs.CodeTimeout, message: "the tool call timed out after 5ms",
+		},
+		{
+			name:    "panic after the chain's deadline",
+			timeout: 5 * time.Millisecond,
+			handler: func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+				<-ctx.Done()
+				panic(canary)
+			},
+			outcome: audit.OutcomePanic, code: errs.CodeInternal, message: "panic: " + canary, raw: true,
 		},
 		{
 			name: "caller's deadline",

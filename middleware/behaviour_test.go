@@ -159,6 +159,22 @@ func TestBehaviourCanceledAndTimeout(t *testing.T) {
 	assert.Equal(t, errs.CodeTimeout, r.res.Error.Code, "a deadline gives a public timeout result")
 	assert.Empty(t, r.diag, "a timeout is expected, not a diagnostic")
 	assert.Equal(t, errs.CodeTimeout, r.after[0].Outcome.Public.Code, "After: timeout")
+
+	r = runRow(t, context.Background(), newReq("slow"), middleware.Timeout(5*time.Millisecond), toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+		<-ctx.Done()
+		return toolctx.ErrorResult(errors.New("read tcp: connection reset by peer"))
+	}))
+	assert.Equal(t, errs.CodeTimeout, r.res.Error.Code, "a raw error after the deadline gives the public timeout")
+	assert.Empty(t, r.diag, "a timeout is not a diagnostic, even with a raw cause")
+	assert.True(t, r.after[0].Outcome.Scrubbed, "After: the raw message was scrubbed")
+	assert.EqualError(t, r.after[0].Cause(), "read tcp: connection reset by peer", "After: the raw cause, for the row")
+
+	r = runRow(t, context.Background(), newReq("slow"), middleware.Timeout(5*time.Millisecond), toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+		<-ctx.Done()
+		panic("late bug")
+	}))
+	assert.Equal(t, errs.CodeInternal, r.res.Error.Code, "a panic after the deadline is an internal failure")
+	require.Len(t, r.diag, 1, "a panic after Timeout's deadline is a diagnostic")
 }
 
 func TestBehaviourHookFaults(t *testing.T) {

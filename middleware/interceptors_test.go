@@ -524,8 +524,40 @@ func TestTimeout(t *testing.T) {
 		CallTool(context.Background(), newReq("slow"))
 	require.True(t, res.IsError, "deadline is a failure")
 	assert.Equal(t, errs.Public{Code: errs.CodeTimeout, Message: "the tool call timed out after 10ms"}, *res.Error, "a public timeout result")
-	assert.False(t, res.Scrubbed(), "a timeout is public")
+	assert.False(t, res.Scrubbed(), "an error that wraps the deadline is a public timeout")
 	assert.ErrorContains(t, res.Cause(), "query aborted", "the handler's raw error stays the private cause")
+
+	// A raw error returned late is scrubbed: the caller gets the timeout,
+	// the audit row the raw message.
+	reset := toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+		<-ctx.Done()
+		return toolctx.ErrorResult(errors.New("read tcp: connection reset by peer"))
+	})
+	res = mustThen(t, middleware.New(middleware.Normalize(errs.Normalizer{}), middleware.Timeout(5*time.Millisecond)), reset).
+		CallTool(context.Background(), newReq("slow"))
+	require.True(t, res.IsError, "deadline is a failure")
+	assert.Equal(t, errs.Public{Code: errs.CodeTimeout, Message: "the tool call timed out after 5ms"}, *res.Error, "the caller gets the timeout")
+	assert.True(t, res.Scrubbed(), "the raw message was scrubbed from the caller's view")
+	assert.EqualError(t, res.Cause(), "read tcp: connection reset by peer", "the raw error is the cause")
+	assert.Equal(t, []toolctx.Content{&toolctx.Text{Text: "the tool call timed out after 5ms"}}, res.Content, "the content is the public message only")
+
+	// So is a nil result returned late.
+	res = middleware.Timeout(5*time.Millisecond)(toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+		<-ctx.Done()
+		return nil
+	})).CallTool(context.Background(), newReq("slow"))
+	assert.Equal(t, errs.CodeTimeout, res.Error.Code, "a late nil result is a timeout")
+	assert.True(t, res.Scrubbed(), "a late nil result is scrubbed")
+	assert.ErrorIs(t, res.Cause(), toolctx.ErrNilResult, "the cause says the handler returned nil")
+
+	// A panic stays a panic, deadline or not.
+	res = mustThen(t, middleware.New(middleware.Timeout(5*time.Millisecond), middleware.Recover), toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+		<-ctx.Done()
+		panic("late bug")
+	})).CallTool(context.Background(), newReq("slow"))
+	var pe *errs.PanicError
+	require.ErrorAs(t, res.Cause(), &pe, "a late panic passes through")
+	assert.Equal(t, "late bug", pe.Value, "the panic's value")
 
 	// A handler that ignores ctx and succeeds late still gets the timeout.
 	late := toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {

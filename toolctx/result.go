@@ -153,31 +153,51 @@ func Normalized(ctx context.Context, r *CallResult, n errs.Normalizer) *CallResu
 		return r
 	}
 	o := Classify(ctx, r, n)
-	// One allocation for the result, its envelope and its text.
+	out := failure(o.Public, o.Scrubbed)
+	switch {
+	case r == nil:
+		out.cause = ErrNilResult
+	case r.cause == nil:
+		if len(r.Content) > 0 {
+			out.Content = r.Content
+		}
+	default:
+		out.cause = r.cause
+	}
+	return out
+}
+
+// ScrubbedResult returns a normalized failure that tells the caller pub in
+// place of cause, whose raw message may not be shown. It is Scrubbed, so the
+// audit row records cause's message, as for any raw failure the caller
+// never saw. It is for interceptors that put a public failure of their own
+// in place of a raw one (middleware.Timeout does, for a raw error returned
+// after its deadline). pub is repaired as [Normalized] repairs an envelope
+// set by hand; a nil cause is recorded as an internal failure.
+func ScrubbedResult(pub errs.Public, cause error) *CallResult {
+	if cause == nil {
+		cause = errors.New("toolctx: ScrubbedResult called with a nil cause")
+	}
+	pub, _ = validPublic(pub)
+	out := failure(pub, true)
+	out.cause = cause
+	return out
+}
+
+// failure returns a failed result whose envelope is pub and whose only
+// content is pub's message: one allocation for the result, its envelope and
+// its text.
+func failure(pub errs.Public, scrubbed bool) *CallResult {
 	box := &struct {
 		res     CallResult
 		pub     errs.Public
 		text    Text
 		content [1]Content
-	}{pub: o.Public}
-	out := &box.res
-	out.IsError, out.Error, out.scrubbed = true, &box.pub, o.Scrubbed
+	}{pub: pub}
 	box.text.Text = box.pub.Message
 	box.content[0] = &box.text
-	switch {
-	case r == nil:
-		out.cause = ErrNilResult
-		out.Content = box.content[:]
-	case r.cause == nil:
-		out.Content = r.Content
-		if len(out.Content) == 0 {
-			out.Content = box.content[:]
-		}
-	default:
-		out.cause = r.cause
-		out.Content = box.content[:]
-	}
-	return out
+	box.res = CallResult{Content: box.content[:], IsError: true, Error: &box.pub, scrubbed: scrubbed}
+	return &box.res
 }
 
 // validPublic returns p with a code from the closed set ([errs.CodeInternal]

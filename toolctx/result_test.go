@@ -419,3 +419,25 @@ func TestNormalizedRepairsHandBuiltEnvelope(t *testing.T) {
 	noMsg := toolctx.Normalized(bg, &toolctx.CallResult{IsError: true, Error: &errs.Public{Code: errs.CodeNotFound}}, errs.Normalizer{})
 	assert.Equal(t, "not found", noMsg.Error.Message, "an empty message gets the code's default")
 }
+
+func TestScrubbedResult(t *testing.T) {
+	bg := context.Background()
+	raw := errors.New(canary)
+	pub := errs.Public{Code: errs.CodeTimeout, Message: "took too long"}
+	r := toolctx.ScrubbedResult(pub, raw)
+	require.True(t, r.IsError, "a failure")
+	assert.Equal(t, pub, *r.Error, "the given envelope")
+	assert.True(t, r.Scrubbed(), "scrubbed: the row records the raw message")
+	assert.Same(t, raw, r.Cause(), "the raw cause is kept")
+	assert.Equal(t, []toolctx.Content{&toolctx.Text{Text: "took too long"}}, r.Content, "the public message is the only content")
+	assert.Same(t, r, toolctx.Normalized(bg, r, errs.Normalizer{}), "already normalized")
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: pub, Scrubbed: true}, toolctx.Classify(bg, r, errs.Normalizer{}), "Classify reads it back")
+	b, err := json.Marshal(r)
+	require.NoError(t, err, "marshal")
+	assert.NotContains(t, string(b), "CANARY", "JSON has no cause")
+	assert.NotContains(t, fmt.Sprintf("%+v", r), "CANARY", "printing shows no cause")
+
+	bad := toolctx.ScrubbedResult(errs.Public{Code: "made_up"}, raw)
+	assert.Equal(t, errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, *bad.Error, "an invalid envelope is repaired")
+	assert.Error(t, toolctx.ScrubbedResult(pub, nil).Cause(), "a nil cause is recorded as a failure")
+}
