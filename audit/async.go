@@ -235,6 +235,7 @@ func (a *Async) lateRow(ctx context.Context, r Record) {
 		a.dropped.Add(1)
 		return
 	}
+	r.finish()
 	batch := [1]Record{r}
 	a.toFallback(context.WithoutCancel(ctx), batch[:], errors.New("the writer is closed"))
 }
@@ -322,6 +323,9 @@ func (a *Async) run() {
 
 // deliver writes batch to the sink with retries, then to the fallback.
 func (a *Async) deliver(batch []Record) {
+	for i := range batch {
+		batch[i].finish()
+	}
 	n := uint64(len(batch))
 	wait := a.cfg.Backoff
 	var err error

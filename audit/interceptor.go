@@ -31,7 +31,8 @@ func WithArguments(redact Redactor) Option {
 
 // WithoutClientMeta leaves the client's _meta out of rows. By default it is
 // recorded (untrusted, minus the protocol's own keys), which costs a copy of
-// the map on calls whose _meta has keys of its own.
+// the map on calls whose _meta has keys of its own: on the call, or in the
+// writer's goroutine when the emitter is an [Async].
 func WithoutClientMeta() Option {
 	return func(c *config) { c.noMeta = true }
 }
@@ -62,9 +63,11 @@ type argsKey struct{}
 //
 // The row's message is the raw message (the cause's Error text; for a
 // panic the value, never the stack) only where the caller's message was
-// scrubbed, and the public message everywhere else. On a successful call
-// without _meta of the client's own, building and emitting the row
-// allocates nothing.
+// scrubbed, and the public message everywhere else. Into an [Async],
+// building and emitting the row of a successful call allocates nothing: the
+// writer copies the client's _meta into the row (the Request is read-only,
+// so the copy is the same later); into any other emitter, the copy is made
+// on the call.
 func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 	var c config
 	for _, o := range opts {
@@ -101,7 +104,11 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			}
 		}
 		if !c.noMeta {
-			r.ClientMeta = clientMeta(info.Details)
+			if async != nil {
+				r.call = info.Details // the writer copies the _meta
+			} else {
+				r.ClientMeta = info.Details.Meta() // a copy without the reserved keys; nil without allocating
+			}
 		}
 		if c.redact != nil {
 			if req, ok := ctx.Value(argsKey{}).(*toolctx.Request); ok && len(req.Arguments) > 0 {
@@ -124,10 +131,4 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			return h.CallTool(context.WithValue(ctx, argsKey{}, req), req)
 		})
 	}
-}
-
-// clientMeta returns the client's own _meta keys, or nil.
-func clientMeta(d toolctx.Details) map[string]any {
-	return d.Meta() // a copy without the reserved keys; nil without allocating
-
 }

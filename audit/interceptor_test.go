@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -361,4 +362,42 @@ func TestOutcomesClosedSet(t *testing.T) {
 		assert.True(t, o.Valid(), o)
 	}
 	assert.False(t, audit.Outcome("weird").Valid())
+}
+
+// TestClientMetaThroughAsync checks the rows whose _meta the Async writer,
+// not the call, copies: the client's own keys only, in a copy of the
+// request's map; none with WithoutClientMeta; and the same for a row that
+// reaches the fallback after Close.
+func TestClientMetaThroughAsync(t *testing.T) {
+	for _, noMeta := range []bool{false, true} {
+		t.Run(fmt.Sprintf("without-client-meta=%v", noMeta), func(t *testing.T) {
+			sink, fallback := &memSink{}, &memSink{}
+			w := audit.NewAsync(sink, audit.AsyncConfig{Fallback: fallback, Logger: discardLogger(nil)})
+			var opts []audit.Option
+			if noMeta {
+				opts = append(opts, audit.WithoutClientMeta())
+			}
+			h, err := middleware.New(audit.Interceptor(w, opts...)).
+				ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.TextResult("ok") })
+			require.NoError(t, err)
+			req := newReq()
+			h.CallTool(context.Background(), req)
+			require.NoError(t, w.Close(context.Background()))
+			h.CallTool(context.Background(), req) // after Close: straight to the fallback
+
+			require.Len(t, sink.rows, 1, "one row written")
+			require.Len(t, fallback.rows, 1, "the late row went to the fallback")
+			for _, r := range []audit.Record{sink.rows[0], fallback.rows[0]} {
+				if noMeta {
+					assert.Nil(t, r.ClientMeta, "no _meta in the row")
+					continue
+				}
+				require.Equal(t, map[string]any{"traceparent": "00-abc-01"}, r.ClientMeta, "the client's own keys, without the protocol's")
+				r.ClientMeta["traceparent"] = "changed"
+				assert.Equal(t, "00-abc-01", req.Meta["traceparent"], "the row holds a copy, not the request's map")
+				r.ClientMeta["traceparent"] = "00-abc-01"
+			}
+			assert.Equal(t, sink.rows[0].CallID, req.CallID, "the row is the call's")
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
 )
 
 // Kind says what a [Record] describes.
@@ -138,6 +139,19 @@ type Record struct {
 	Path string
 	// Status is the HTTP status code (HTTP rows).
 	Status int
+
+	// call, when set, is the call whose ClientMeta the [Async] writer
+	// fills in before the row reaches a sink: [Interceptor] leaves the copy
+	// of the client's _meta off the call's path.
+	call toolctx.Details
+}
+
+// finish fills what the interceptor left to the writer.
+func (r *Record) finish() {
+	if !r.call.IsZero() {
+		r.ClientMeta = r.call.Meta()
+		r.call = toolctx.Details{}
+	}
 }
 
 // Failed reports whether the row describes a failure.

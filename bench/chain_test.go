@@ -96,7 +96,7 @@ func BenchmarkChain(b *testing.B) {
 	})
 	// audit-reserved-meta is audit with the _meta a 2026-07-28 client sends
 	// on every call (the io.modelcontextprotocol/ keys only, which the row
-	// leaves out), in a hand-built Request (the adapters strip them).
+	// leaves out).
 	b.Run("audit-reserved-meta", func(b *testing.B) {
 		w := newAsync(b, discardSink, audit.AsyncConfig{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
 		h, _ := middleware.New(audit.Interceptor(w)).Then(okHandler)

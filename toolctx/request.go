@@ -43,8 +43,10 @@ type Request struct {
 	SessionID string
 	// Transport is the transport the call arrived on.
 	Transport Transport
-	// Meta is the client-supplied _meta. It is untrusted: the client chose
-	// every key and value.
+	// Meta is the client-supplied _meta as sent, the protocol's own keys
+	// (see [ReservedMetaPrefix]) included. It is untrusted: the client
+	// chose every key and value. Hooks see it through [Details.Meta], which
+	// leaves the protocol's keys out.
 	Meta map[string]any
 	// Header is the HTTP header of the request that carried the call, on
 	// HTTP transports; nil elsewhere. It may hold credentials: it is never
@@ -83,15 +85,16 @@ func NewCallID() string {
 
 // ReservedMetaPrefix is the prefix of the _meta keys that MCP clients of
 // protocol 2026-07-28 add to every request (protocol version, client
-// info, ...). They describe the protocol, not the call: adapters leave them
-// out of [Request.Meta] (see [UntrustedMeta]), so hooks and audit rows
-// record only what the caller chose to send.
+// info, ...). They describe the protocol, not the call: [Details.Meta], and
+// so every hook and audit row, leaves them out and records only what the
+// caller chose to send. [Request.Meta] keeps them, for handlers that want
+// the client's info.
 const ReservedMetaPrefix = "io.modelcontextprotocol/"
 
 // UntrustedMeta returns the client's _meta without the keys under
 // [ReservedMetaPrefix]. It returns m itself when m has none of them (no
-// copy), nil when it has nothing else, and a new map otherwise. Adapters
-// call it to fill [Request.Meta].
+// copy), nil when it has nothing else, and a new map otherwise. It is the
+// filter of [Details.Meta], without the deep copy.
 func UntrustedMeta(m map[string]any) map[string]any {
 	if len(m) == 0 {
 		return nil

@@ -303,8 +303,8 @@ func fillRequest(req *toolctx.Request, ctx context.Context, r *mcp.CallToolReque
 		transport = detectTransport(session)
 	}
 	req.Transport = transport
-	if m := r.Params.Meta; m != nil {
-		req.Meta = toolctx.UntrustedMeta(metaMap(m))
+	if m := metaMap(r.Params.Meta); len(m) > 0 {
+		req.Meta = m
 	}
 	if len(r.Header) > 0 {
 		req.Header = r.Header

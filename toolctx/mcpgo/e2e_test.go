@@ -389,6 +389,9 @@ func TestRequestFill(t *testing.T) {
 	assert.Equal(t, toolctx.TransportInMemory, reqs[0].Transport)
 	assert.Equal(t, "v", reqs[0].Meta["client/key"])
 	assert.Equal(t, "p1", reqs[0].Meta["progressToken"])
+	assert.Equal(t, map[string]any{"client/key": "v", "progressToken": "p1"}, toolctx.DetailsOf(&reqs[0]).Meta(),
+		"hooks see the client's own keys, without the protocol's")
+	assert.Equal(t, "2026-07-28", reqs[0].Meta[toolctx.ReservedMetaPrefix+"protocolVersion"], "the Request has the _meta as sent")
 	assert.NotEqual(t, reqs[0].CallID, reqs[1].CallID)
 	assert.Nil(t, reqs[0].Header)
 	assert.Nil(t, reqs[0].Identity)

@@ -353,7 +353,9 @@ func (cfg *config) fill(ctx context.Context, r *toolctx.Request, sreq *mcp.CallT
 	if sreq.Session != nil {
 		r.SessionID = sreq.Session.ID()
 	}
-	r.Meta = toolctx.UntrustedMeta(p.Meta)
+	if len(p.Meta) > 0 {
+		r.Meta = p.Meta
+	}
 	ctxIsPerRequest := true
 	if ex := sreq.Extra; ex != nil {
 		// Only the streamable HTTP transport sets Extra.

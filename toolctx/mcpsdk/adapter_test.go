@@ -124,9 +124,9 @@ func TestLastResortRecover(t *testing.T) {
 }
 
 func TestRequestFromSDK(t *testing.T) {
-	// Reserved _meta keys stay out; the client's own keys are kept; an
-	// interceptor that changes the arguments changes what the tool gets;
-	// the context's identity is used on a per-request context.
+	// The _meta reaches the Request as sent, and hooks without the reserved
+	// keys; an interceptor that changes the arguments changes what the tool
+	// gets; the context's identity is used on a per-request context.
 	s := mcp.NewServer(&mcp.Implementation{Name: "x"}, nil)
 	type in struct {
 		N int `json:"n"`
@@ -157,7 +157,9 @@ func TestRequestFromSDK(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `{"n":10}`, jsonOf(t, res.StructuredContent))
 	require.Equal(t, "double", got.Tool)
-	require.Equal(t, map[string]any{"trace": "t1"}, got.Meta)
+	require.Equal(t, "t1", got.Meta["trace"], "the handler's Request has the _meta as sent")
+	require.Equal(t, map[string]any{"name": "x"}, got.Meta["io.modelcontextprotocol/clientInfo"], "the protocol's keys included")
+	require.Equal(t, map[string]any{"trace": "t1"}, toolctx.DetailsOf(got).Meta(), "hooks see the client's own keys only")
 	require.Equal(t, toolctx.TransportInMemory, got.Transport)
 	require.Equal(t, "alice", got.Identity.Subject)
 	require.Equal(t, "rid-1", got.RequestID)

@@ -37,7 +37,8 @@
 // [toolctx.Request] is filled from what the SDK exposes: the tool name and
 // raw arguments; a generated CallID (the SDK does not expose the JSON-RPC
 // id); the session id (empty except on stateful streamable HTTP); the
-// client's _meta without the io.modelcontextprotocol/ keys (untrusted); on
+// client's _meta as sent (untrusted; hooks and audit rows see it without
+// the io.modelcontextprotocol/ keys, through toolctx.Details.Meta); on
 // streamable HTTP the request header and, from the SDK's auth.TokenInfo, the
 // identity (UserID as subject, and scopes; never the token). An identity or
 // request id that an HTTP layer put in the context ([toolctx.WithIdentity],

@@ -284,7 +284,12 @@ func TestBehaviourTable(t *testing.T) {
 				require.NoError(t, json.Unmarshal([]byte(text(res)), &got))
 				require.Equal(t, string(tk.transport), got["transport"])
 				require.NotEmpty(t, got["call_id"])
-				require.Equal(t, map[string]any{"case": float64(caseID)}, got["meta"])
+				require.Equal(t, map[string]any{"case": float64(caseID)}, got["own_meta"], "hooks see the client's own _meta keys")
+				meta, _ := got["meta"].(map[string]any)
+				require.Equal(t, float64(caseID), meta["case"], "the handler sees the _meta as sent")
+				if tk.name != "http-stateful" { // a stateful session sends the protocol's keys at initialize only
+					require.Equal(t, "2026-07-28", meta[toolctx.ReservedMetaPrefix+"protocolVersion"], "the protocol's keys included")
+				}
 				require.Equal(t, tk.transport == toolctx.TransportStreamableHTTP, got["has_header"])
 				if tk.name == "http-stateful" {
 					require.NotEmpty(t, got["session"])

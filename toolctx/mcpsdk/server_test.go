@@ -299,7 +299,7 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 			sub = req.Identity.Subject
 		}
 		return toolctx.StructuredResult(map[string]any{"transport": req.Transport, "session": req.SessionID, "subject": sub,
-			"call_id": req.CallID, "meta": req.Meta, "has_header": req.Header != nil})
+			"call_id": req.CallID, "meta": req.Meta, "own_meta": toolctx.DetailsOf(req).Meta(), "has_header": req.Header != nil})
 	})))
 
 	// An SDK middleware inside toolmw's, failing with a raw error.
