@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync/atomic"
 )
 
@@ -90,32 +89,3 @@ func NewCallID() string {
 // caller chose to send. [Request.Meta] keeps them, for handlers that want
 // the client's info.
 const ReservedMetaPrefix = "io.modelcontextprotocol/"
-
-// UntrustedMeta returns the client's _meta without the keys under
-// [ReservedMetaPrefix]. It returns m itself when m has none of them (no
-// copy), nil when it has nothing else, and a new map otherwise. It is the
-// filter of [Details.Meta], without the deep copy.
-func UntrustedMeta(m map[string]any) map[string]any {
-	if len(m) == 0 {
-		return nil
-	}
-	reserved := 0
-	for k := range m {
-		if strings.HasPrefix(k, ReservedMetaPrefix) {
-			reserved++
-		}
-	}
-	switch reserved {
-	case 0:
-		return m
-	case len(m):
-		return nil
-	}
-	out := make(map[string]any, len(m)-reserved)
-	for k, v := range m {
-		if !strings.HasPrefix(k, ReservedMetaPrefix) {
-			out[k] = v
-		}
-	}
-	return out
-}
