@@ -113,6 +113,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fail(stderr, 2, "%v", err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// The SDK's own log (sessions connecting and disconnecting) only from
+	// warnings up, so that stderr is the operator's diagnostics.
+	sdkLogger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	// Listen first, so that a busy address is reported before anything
 	// else is opened.
@@ -152,15 +155,31 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	calls := newInFlight()
 	defer calls.cancel()
-	server, err := newServer(cfg, w, logger, transport, calls)
+	server, err := newServer(cfg, w, logger, sdkLogger, transport, calls)
 	if err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
 
+	d := &demo{cfg: cfg, server: server, w: w, calls: calls, logger: logger, sdkLogger: sdkLogger,
+		where: where, stdin: stdin, stdout: stdout, stderr: stderr}
 	if cfg.stdio {
-		return serveStdio(ctx, cfg, server, calls, logger, where, stdin, stdout, stderr)
+		return d.serveStdio(ctx)
 	}
-	return serveHTTP(ctx, cfg, ln, server, w, calls, logger, where, stdout, stderr)
+	return d.serveHTTP(ctx, ln)
+}
+
+// demo is what serving needs once everything is open.
+type demo struct {
+	cfg       config
+	server    *mcp.Server
+	w         audit.Emitter
+	calls     *inFlight
+	logger    *slog.Logger // the operator's: diagnostics and shutdown
+	sdkLogger *slog.Logger // the SDK's, from warnings up
+	where     string       // the audit store, for the banner
+	stdin     io.Reader
+	stdout    io.Writer
+	stderr    io.Writer
 }
 
 func openStore(ctx context.Context, cfg config) (*sqlstore.Store, string, error) {
@@ -210,8 +229,8 @@ func Chain(w audit.Emitter, diag middleware.DiagnosticsFunc, slowTimeout time.Du
 }
 
 // newServer builds the go-sdk server with the demo tools behind the chain.
-func newServer(cfg config, w audit.Emitter, logger *slog.Logger, transport toolctx.Transport, calls *inFlight) (*mcp.Server, error) {
-	server := mcp.NewServer(&mcp.Implementation{Name: "toolmw-demo", Version: "0.1.0"}, &mcp.ServerOptions{Logger: logger})
+func newServer(cfg config, w audit.Emitter, logger, sdkLogger *slog.Logger, transport toolctx.Transport, calls *inFlight) (*mcp.Server, error) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "toolmw-demo", Version: "0.1.0"}, &mcp.ServerOptions{Logger: sdkLogger})
 	if err := addTools(server); err != nil {
 		return nil, err
 	}
@@ -235,15 +254,15 @@ func addTools(s *mcp.Server) error {
 // serveHTTP serves streamable HTTP until ctx ends, then shuts down
 // gracefully: no new connections, in-flight requests finish (or are cancelled
 // after -shutdown-timeout), sessions are closed.
-func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Server, w audit.Emitter, calls *inFlight, logger *slog.Logger, where string, stdout, stderr io.Writer) int {
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: cfg.stateless, Logger: logger})
+func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.server },
+		&mcp.StreamableHTTPOptions{Stateless: d.cfg.stateless, Logger: d.sdkLogger})
 	var active atomic.Int64 // requests other than the long-lived GET streams
-	diag := diagnostics(logger)
+	diag := diagnostics(d.logger)
 	stack := alice.New(
-		middleware.HTTPRecover(diag, middleware.WithFallbackLogger(logger)),
+		middleware.HTTPRecover(diag, middleware.WithFallbackLogger(d.logger)),
 		middleware.RequestID,
-		audit.HTTP(w),
+		audit.HTTP(d.w),
 		middleware.MaxBodyBytes(MaxBody),
 		countActive(&active),
 	).Then(audit.CaptureHTTP(mcpHandler))
@@ -255,39 +274,39 @@ func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Ser
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(d.logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 
 	url := "http://" + ln.Addr().String() + "/mcp"
 	mode := "stateful"
-	if cfg.stateless {
+	if d.cfg.stateless {
 		mode = "stateless"
 	}
-	fmt.Fprintf(stdout, "toolmw demo server: MCP over streamable HTTP (%s) at %s\n", mode, url)
-	fmt.Fprintf(stdout, "audit log: %s; diagnostics: stderr\n", where)
-	fmt.Fprintf(stdout, "try it:\n  go run ./examples/client -url %s\n", url)
+	fmt.Fprintf(d.stdout, "toolmw demo server: MCP over streamable HTTP (%s) at %s\n", mode, url)
+	fmt.Fprintf(d.stdout, "audit log: %s; diagnostics: stderr\n", d.where)
+	fmt.Fprintf(d.stdout, "try it:\n  go run ./examples/client -url %s\n", url)
 	table := ""
-	if cfg.auditTable != "" {
-		table = " -table " + cfg.auditTable
+	if d.cfg.auditTable != "" {
+		table = " -table " + d.cfg.auditTable
 	}
-	if strings.HasPrefix(where, "SQLite ") {
-		fmt.Fprintf(stdout, "  go run ./examples/audit -db %s%s\n", strings.TrimPrefix(where, "SQLite "), table)
+	if strings.HasPrefix(d.where, "SQLite ") {
+		fmt.Fprintf(d.stdout, "  go run ./examples/audit -db %s%s\n", strings.TrimPrefix(d.where, "SQLite "), table)
 	} else {
-		fmt.Fprintf(stdout, "  go run ./examples/audit -postgres \"$%s\"%s\n", PostgresEnv, table)
+		fmt.Fprintf(d.stdout, "  go run ./examples/audit -postgres \"$%s\"%s\n", PostgresEnv, table)
 	}
-	fmt.Fprintln(stdout, "stop it with Ctrl-C")
+	fmt.Fprintln(d.stdout, "stop it with Ctrl-C")
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return fail(stderr, 1, "serving on %s: %v", cfg.addr, err)
+		return fail(d.stderr, 1, "serving on %s: %v", d.cfg.addr, err)
 	case <-ctx.Done():
 	}
 
-	logger.Info("shutting down: waiting for in-flight calls", "timeout", cfg.shutdownTimeout)
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout+5*time.Second)
+	d.logger.Info("shutting down: waiting for in-flight calls", "timeout", d.cfg.shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), d.cfg.shutdownTimeout+5*time.Second)
 	defer cancel()
 	shut := make(chan error, 1)
 	go func() { shut <- srv.Shutdown(sctx) }()
@@ -295,16 +314,16 @@ func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Ser
 	// never ends on its own: wait for the other requests (the calls), cancel
 	// those still running after the grace period, then close the sessions,
 	// which ends the streams.
-	waitIdle(&active, cfg.shutdownTimeout)
+	waitIdle(&active, d.cfg.shutdownTimeout)
 	if active.Load() > 0 {
-		logger.Warn("shutting down: cancelling the calls still running", "requests", active.Load())
-		calls.cancel()
+		d.logger.Warn("shutting down: cancelling the calls still running", "requests", active.Load())
+		d.calls.cancel()
 		waitIdle(&active, 2*time.Second)
 	}
 	closed := make(chan struct{})
 	go func() {
 		defer close(closed)
-		for ss := range server.Sessions() {
+		for ss := range d.server.Sessions() {
 			_ = ss.Close()
 		}
 	}()
@@ -320,10 +339,10 @@ func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Ser
 		err = context.DeadlineExceeded
 	}
 	if err != nil {
-		logger.Warn("shutting down: closing the connections still open", "err", err)
+		d.logger.Warn("shutting down: closing the connections still open", "err", err)
 		_ = srv.Close()
 	}
-	logger.Info("shutting down: flushing the audit log")
+	d.logger.Info("shutting down: flushing the audit log")
 	return 0
 }
 
@@ -331,38 +350,38 @@ func serveHTTP(ctx context.Context, cfg config, ln net.Listener, server *mcp.Ser
 // closes stdin or ctx ends. On SIGINT/SIGTERM it shuts down as the HTTP
 // server does: the calls in flight may finish within -shutdown-timeout,
 // those still running are then cancelled, and the session is closed.
-func serveStdio(ctx context.Context, cfg config, server *mcp.Server, calls *inFlight, logger *slog.Logger, where string, stdin io.Reader, stdout, stderr io.Writer) int {
-	logger.Info("toolmw demo server on stdio", "audit", where)
-	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+func (d *demo) serveStdio(ctx context.Context) int {
+	d.logger.Info("toolmw demo server on stdio", "audit", d.where)
+	t := &mcp.IOTransport{Reader: io.NopCloser(d.stdin), Writer: nopWriteCloser{d.stdout}}
 	// The session's context is not the signal's: a signal must not cancel
 	// the calls in flight before their grace period (calls.cancel does, after).
-	ss, err := server.Connect(context.WithoutCancel(ctx), t, nil)
+	ss, err := d.server.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
-		return fail(stderr, 1, "stdio: %v", err)
+		return fail(d.stderr, 1, "stdio: %v", err)
 	}
 	ended := make(chan error, 1)
 	go func() { ended <- ss.Wait() }()
 	select {
 	case err := <-ended:
 		if err != nil && !errors.Is(err, io.EOF) {
-			logger.Info("stdio session ended", "err", err)
+			d.logger.Info("stdio session ended", "err", err)
 		}
 	case <-ctx.Done():
-		logger.Info("shutting down: waiting for in-flight calls", "timeout", cfg.shutdownTimeout)
-		waitIdle(&calls.n, cfg.shutdownTimeout)
-		if calls.n.Load() > 0 {
-			logger.Warn("shutting down: cancelling the calls still running", "calls", calls.n.Load())
-			calls.cancel()
-			waitIdle(&calls.n, 2*time.Second)
+		d.logger.Info("shutting down: waiting for in-flight calls", "timeout", d.cfg.shutdownTimeout)
+		waitIdle(&d.calls.n, d.cfg.shutdownTimeout)
+		if d.calls.n.Load() > 0 {
+			d.logger.Warn("shutting down: cancelling the calls still running", "calls", d.calls.n.Load())
+			d.calls.cancel()
+			waitIdle(&d.calls.n, 2*time.Second)
 		}
 		_ = ss.Close()
 		select {
 		case <-ended:
 		case <-time.After(2 * time.Second): // a handler that ignores its context
-			logger.Warn("shutting down: the stdio session did not close in time")
+			d.logger.Warn("shutting down: the stdio session did not close in time")
 		}
 	}
-	logger.Info("shutting down: flushing the audit log")
+	d.logger.Info("shutting down: flushing the audit log")
 	return 0
 }
 
