@@ -149,26 +149,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}()
 
-	transport := toolctx.TransportUnknown // streamable HTTP is detected per call
-	if cfg.stdio {
-		transport = toolctx.TransportStdio
-	}
 	calls := newInFlight()
 	defer calls.cancel()
-	server, err := newServer(cfg, w, logger, sdkLogger, transport, calls)
-	if err != nil {
+	d := &demo{cfg: cfg, w: w, calls: calls, logger: logger, sdkLogger: sdkLogger,
+		where: where, stdin: stdin, stdout: stdout, stderr: stderr}
+	if d.server, err = d.newServer(); err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
-
-	d := &demo{cfg: cfg, server: server, w: w, calls: calls, logger: logger, sdkLogger: sdkLogger,
-		where: where, stdin: stdin, stdout: stdout, stderr: stderr}
 	if cfg.stdio {
 		return d.serveStdio(ctx)
 	}
 	return d.serveHTTP(ctx, ln)
 }
 
-// demo is what serving needs once everything is open.
+// demo is what building and serving the MCP server need once the listener
+// and the audit store are open.
 type demo struct {
 	cfg       config
 	server    *mcp.Server
@@ -229,14 +224,18 @@ func Chain(w audit.Emitter, diag middleware.DiagnosticsFunc, slowTimeout time.Du
 }
 
 // newServer builds the go-sdk server with the demo tools behind the chain.
-func newServer(cfg config, w audit.Emitter, logger, sdkLogger *slog.Logger, transport toolctx.Transport, calls *inFlight) (*mcp.Server, error) {
-	server := mcp.NewServer(&mcp.Implementation{Name: "toolmw-demo", Version: "0.1.0"}, &mcp.ServerOptions{Logger: sdkLogger})
+func (d *demo) newServer() (*mcp.Server, error) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "toolmw-demo", Version: "0.1.0"}, &mcp.ServerOptions{Logger: d.sdkLogger})
 	if err := addTools(server); err != nil {
 		return nil, err
 	}
-	chain := middleware.New(calls.track).Extend(Chain(w, diagnostics(logger), cfg.slowTimeout))
+	transport := toolctx.TransportUnknown // streamable HTTP is detected per call
+	if d.cfg.stdio {
+		transport = toolctx.TransportStdio
+	}
+	chain := middleware.New(d.calls.track).Extend(Chain(d.w, diagnostics(d.logger), d.cfg.slowTimeout))
 	mcpsdk.Install(server, chain.Middleware(),
-		mcpsdk.WithTransport(transport), mcpsdk.WithFallbackLogger(logger))
+		mcpsdk.WithTransport(transport), mcpsdk.WithFallbackLogger(d.logger))
 	return server, nil
 }
 
