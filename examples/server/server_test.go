@@ -398,6 +398,7 @@ func TestStreamableHTTP(t *testing.T) {
 			// The operator's stderr has the causes.
 			assert.Contains(t, p.stderr.String(), "hunter2")
 			assert.Contains(t, p.stderr.String(), PanicSecret)
+			assert.NotContains(t, p.stderr.String(), "session connected", "the SDK's INFO lines stay out of the operator's stderr")
 
 			rows := readAudit(t, db)
 			checkRows(t, rows, want, "streamable-http")
