@@ -558,6 +558,8 @@ func TestTimeout(t *testing.T) {
 	var pe *errs.PanicError
 	require.ErrorAs(t, res.Cause(), &pe, "a late panic passes through")
 	assert.Equal(t, "late bug", pe.Value, "the panic's value")
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, Scrubbed: true},
+		toolctx.Classify(context.Background(), res, errs.Normalizer{}), "an internal failure, not a timeout")
 
 	// A handler that ignores ctx and succeeds late still gets the timeout.
 	late := toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
