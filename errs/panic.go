@@ -1,6 +1,7 @@
 package errs
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 )
@@ -52,3 +53,9 @@ func (p *PanicError) Unwrap() error {
 	err, _ := p.Value.(error)
 	return err
 }
+
+// ErrGoexit is the [PanicError.Value] of a call whose goroutine called
+// runtime.Goexit (what t.FailNow does in a test helper): the call ends as
+// an internal failure, as a panic does, with the stack where the Goexit
+// was seen, and the server keeps serving.
+var ErrGoexit = errors.New("runtime.Goexit was called during the tool call")
