@@ -83,6 +83,3 @@ func (q *ring) len() int {
 	}
 	return int(t - h)
 }
-
-// cap returns the number of slots.
-func (q *ring) cap() int { return len(q.slots) }

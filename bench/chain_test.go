@@ -14,7 +14,7 @@ import (
 
 var (
 	okResult    = toolctx.TextResult("ok")
-	rawErr      = errors.New("dial tcp 10.0.0.5:5432: connection refused")
+	errRaw      = errors.New("dial tcp 10.0.0.5:5432: connection refused")
 	publicErr   = errs.NotFound("no such record")
 	resultSink  *toolctx.CallResult
 	durSink     time.Duration
@@ -22,7 +22,7 @@ var (
 	noopAfter   = middleware.After(func(context.Context, middleware.CallInfo) {})
 	chainReq    = &toolctx.Request{Tool: "search", CallID: "c-1", SessionID: "s-1", Transport: toolctx.TransportInMemory}
 	okHandler   = toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return okResult })
-	rawHandler  = toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.ErrorResult(rawErr) })
+	rawHandler  = toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.ErrorResult(errRaw) })
 	pubHandler  = toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.ErrorResult(publicErr) })
 	panicHandle = toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { panic("boom") })
 )

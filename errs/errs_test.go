@@ -306,6 +306,7 @@ func TestPanicError(t *testing.T) {
 	func() {
 		defer func() { pe = errs.NewPanicError(recover()) }()
 		var m map[string]int
+		//lint:ignore SA5000 the nil-map write is the deliberate panic under test
 		m["x"] = 1 // assignment to entry in nil map
 	}()
 	require.ErrorAs(t, pe, &re, "a runtime error panic value is reachable with errors.As")

@@ -16,7 +16,7 @@ var (
 	benchSink   *toolctx.CallResult
 	benchDur    time.Duration
 	benchEpoch  = time.Now()
-	benchRaw    = errors.New("dial tcp 10.0.0.5:5432: connection refused")
+	errBenchRaw = errors.New("dial tcp 10.0.0.5:5432: connection refused")
 	benchPublic = errs.NotFound("no such record")
 )
 
@@ -74,7 +74,7 @@ func BenchmarkChainSuccess(b *testing.B) {
 func BenchmarkChainRawError(b *testing.B) {
 	var diag int
 	h := benchChain(b, toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
-		return toolctx.ErrorResult(benchRaw)
+		return toolctx.ErrorResult(errBenchRaw)
 	}), &diag)
 	runBench(b, h)
 	if diag == 0 {

@@ -111,6 +111,7 @@ type CrashIn struct {
 func crash(_ context.Context, _ *toolctx.Request, in CrashIn) (GreetOut, error) {
 	var cache map[string]string
 	if in.Reason == "" {
+		//lint:ignore SA5000 the nil-map write is the deliberate panic under test
 		cache["key"] = "value" // assignment to entry in nil map
 	}
 	panic("crash tool: " + in.Reason + " (api key " + PanicSecret + ")")

@@ -51,6 +51,7 @@ func forecast(ctx context.Context, req *mcp.CallToolRequest, in ForecastIn) (*mc
 		return nil, ForecastOut{}, fmt.Errorf("GET %s&q=%s: 502 Bad Gateway", UpstreamURL, in.City)
 	case "":
 		var units map[string]string
+		//lint:ignore SA5000 the nil-map write is the deliberate panic under test
 		units["c"] = "celsius" // a bug: assignment to entry in nil map
 	}
 	return nil, ForecastOut{City: in.City, Celsius: 21.5}, nil

@@ -163,6 +163,7 @@ func doPanic(shape, secret string) {
 		panic(nil)
 	case "panic_runtime":
 		var m map[string]int
+		//lint:ignore SA5000 the nil-map write is the deliberate panic under test
 		m[secret]++
 	case "panic_errs":
 		panic(errs.NotFound(secret))
