@@ -91,6 +91,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			Subject:   info.Details.Subject(),
 			Outcome:   OutcomeOK,
 			Duration:  info.Duration,
+			Notes:     info.Notes(),
 		}
 		if o := &info.Outcome; o.Failed {
 			cause := info.Cause()

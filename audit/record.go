@@ -133,6 +133,11 @@ type Record struct {
 	// Arguments is the redacted JSON of the call's arguments, present only
 	// with [WithArguments].
 	Arguments json.RawMessage
+	// Notes are what interceptors noted of the call on its result
+	// ([toolctx.CallResult.WithNote]): "attempts", "cache", "scrubbed",
+	// "truncated_from_bytes", ... They never hold a secret. The slice is
+	// shared with the result: sinks must not change it.
+	Notes []toolctx.Note
 	// Method is the HTTP method (HTTP rows).
 	Method string
 	// Path is the HTTP request path, without the query (HTTP rows).
@@ -197,7 +202,19 @@ func (r *Record) appendAttrs(attrs []slog.Attr, withTime bool) []slog.Attr {
 	if len(r.Arguments) > 0 {
 		attrs = append(attrs, slog.String("arguments", string(r.Arguments)))
 	}
+	if len(r.Notes) > 0 {
+		attrs = append(attrs, slog.Any("notes", notesValue(r.Notes)))
+	}
 	return attrs
+}
+
+// notesValue renders notes as a group of key=value attributes, in order.
+func notesValue(notes []toolctx.Note) slog.Value {
+	attrs := make([]slog.Attr, len(notes))
+	for i, n := range notes {
+		attrs[i] = slog.String(n.Key, n.Value)
+	}
+	return slog.GroupValue(attrs...)
 }
 
 // appendString appends key=v unless v is empty.

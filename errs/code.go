@@ -37,6 +37,10 @@ const (
 	// CodeInvalidRequest: the protocol message itself was malformed (a
 	// protocol error).
 	CodeInvalidRequest Code = "invalid_request"
+	// CodeResultTooLarge: the tool's result was larger than the server
+	// lets a result be (middleware.MaxResultBytes); the detail says the
+	// limit.
+	CodeResultTooLarge Code = "result_too_large"
 	// CodeToolError: the handler returned its own isError result; its
 	// content is the public message.
 	CodeToolError Code = "tool_error"
@@ -49,7 +53,7 @@ var allCodes = [...]Code{
 	CodeInvalidArguments, CodeNotFound, CodeAlreadyExists, CodeFailedPrecondition,
 	CodePermissionDenied, CodeUnauthenticated, CodeRateLimited, CodeQuotaExceeded,
 	CodeTimeout, CodeCanceled, CodeUnavailable, CodeUnknownTool, CodeInvalidRequest,
-	CodeToolError, CodeInternal,
+	CodeResultTooLarge, CodeToolError, CodeInternal,
 }
 
 // Codes returns every code, in a fixed order. The returned slice is a copy.
@@ -124,6 +128,8 @@ func (c Code) DefaultMessage() string {
 		return "unknown tool"
 	case CodeInvalidRequest:
 		return "invalid request"
+	case CodeResultTooLarge:
+		return "the tool's result is too large"
 	case CodeToolError:
 		return "the tool reported an error"
 	}

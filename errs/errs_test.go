@@ -32,6 +32,7 @@ var goldenCodes = []string{
 	"unavailable",
 	"unknown_tool",
 	"invalid_request",
+	"result_too_large",
 	"tool_error",
 	"internal",
 }

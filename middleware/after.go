@@ -20,11 +20,17 @@ type CallInfo struct {
 	Outcome toolctx.Outcome
 
 	cause error
+	notes []toolctx.Note
 }
 
 // Cause returns the raw error of a failed call, or nil. It is for the
 // server side only.
 func (c CallInfo) Cause() error { return c.cause }
+
+// Notes returns the notes that interceptors attached to the call's final
+// result ([toolctx.CallResult.WithNote]), oldest first: attempts, a cache
+// hit, a scrub, a truncation. The slice is shared: do not change it.
+func (c CallInfo) Notes() []toolctx.Note { return c.notes }
 
 // AfterFunc is a hook run after each call.
 type AfterFunc func(ctx context.Context, info CallInfo)
@@ -82,7 +88,7 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 				panic(v)
 			}()
 			res = next.CallTool(ctx, req)
-			info := CallInfo{Details: toolctx.DetailsOf(req), Start: epoch.Add(since), Duration: time.Since(epoch) - since}
+			info := CallInfo{Details: toolctx.DetailsOf(req), Start: epoch.Add(since), Duration: time.Since(epoch) - since, notes: res.Notes()}
 			if res == nil || res.IsError {
 				info.Outcome = toolctx.Classify(ctx, res, o.normalizer)
 				info.cause = res.Cause()

@@ -37,6 +37,7 @@ type CallResult struct {
 
 	cause    error
 	scrubbed bool
+	notes    []Note // server-side annotations for the audit row (notes.go)
 }
 
 // ErrNilResult is the cause recorded when a handler returns a nil
@@ -154,6 +155,7 @@ func Normalized(ctx context.Context, r *CallResult, n errs.Normalizer) *CallResu
 	}
 	o := Classify(ctx, r, n)
 	out := failure(o.Public, o.Scrubbed)
+	out.notes = r.Notes() // an interceptor's notes survive normalization
 	switch {
 	case r == nil:
 		out.cause = ErrNilResult
