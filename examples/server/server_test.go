@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -77,12 +78,21 @@ func (c *capture) String() string {
 	return c.buf.String()
 }
 
-type captureRT struct{ c *capture }
+// captureRT is the client's transport: it copies every response byte to c
+// and, while delayPOST is set, hands POST responses to the client that much
+// later, as a slow network would.
+type captureRT struct {
+	c         *capture
+	delayPOST *atomic.Int64 // nanoseconds; nil or 0: no delay
+}
 
 func (rt captureRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(r)
 	if err != nil {
 		return nil, err
+	}
+	if rt.delayPOST != nil && r.Method == http.MethodPost {
+		time.Sleep(time.Duration(rt.delayPOST.Load()))
 	}
 	resp.Body = struct {
 		io.Reader
@@ -361,8 +371,18 @@ func TestStreamableHTTP(t *testing.T) {
 			assert.Contains(t, p.stdout.String(), "go run ./examples/client -url "+url, "the banner says how to try it")
 
 			wire := &capture{}
+			var delayPOST atomic.Int64
+			// No standalone SSE stream (GET): at shutdown the server ends
+			// the session as soon as the last call's response is written,
+			// and go-sdk's client, on the GET stream's end (with no
+			// retries), fails the whole connection, including a call whose
+			// response is still in transit on its POST. That race made
+			// this test flaky; the delayed POST below makes it certain
+			// with the stream on. TestShutdownCancelsLateCalls keeps a
+			// client with the stream.
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
-				&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: captureRT{wire}}, MaxRetries: -1}, nil)
+				&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, DisableStandaloneSSE: true,
+					HTTPClient: &http.Client{Transport: captureRT{c: wire, delayPOST: &delayPOST}}}, nil)
 			require.NoError(t, err)
 			var decoded bytes.Buffer
 			want := tour(t, cs, &decoded)
@@ -376,7 +396,9 @@ func TestStreamableHTTP(t *testing.T) {
 				want = append(want, expectRow{"slow", "canceled", "canceled", ""})
 			}
 
-			// A call in flight at SIGINT finishes, and its row is flushed.
+			// A call in flight at SIGINT finishes, and its row is flushed;
+			// its result reaches the client even if the network is slow.
+			delayPOST.Store(int64(500 * time.Millisecond))
 			inflight := make(chan error, 1)
 			go func() {
 				res, err := call(t, cs, "slow", map[string]any{"seconds": 0.5})
@@ -614,7 +636,7 @@ func TestPostgres(t *testing.T) {
 	assert.Contains(t, p.stdout.String(), "-table "+table)
 	wire := &capture{}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: captureRT{wire}}, MaxRetries: -1}, nil)
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: captureRT{c: wire}}, MaxRetries: -1}, nil)
 	require.NoError(t, err)
 	var decoded bytes.Buffer
 	want := tour(t, cs, &decoded)
