@@ -42,6 +42,9 @@ type config struct {
 	auditTable      string
 	slowTimeout     time.Duration
 	shutdownTimeout time.Duration
+	readTimeout     time.Duration
+	writeTimeout    time.Duration
+	idleTimeout     time.Duration
 }
 
 // usageError is a bad command line: exit status 2.
@@ -59,6 +62,9 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.auditTable, "audit-table", "", "audit table `name` (default "+sqlstore.DefaultTable+")")
 	fs.DurationVar(&cfg.slowTimeout, "slow-timeout", 2*time.Second, "deadline of the slow tool (the Timeout interceptor)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may run after SIGINT/SIGTERM before they are cancelled")
+	fs.DurationVar(&cfg.readTimeout, "read-timeout", 30*time.Second, "how long an HTTP client may take to send a whole request, headers and body")
+	fs.DurationVar(&cfg.writeTimeout, "write-timeout", time.Minute, "how long the server may take to answer an HTTP request once it is read (longer than -slow-timeout; the session's GET stream is not bound by it)")
+	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive HTTP connection stays open")
 	return fs
 }
 
@@ -83,6 +89,17 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.shutdownTimeout <= 0 {
 		return cfg, usageError{fmt.Sprintf("-shutdown-timeout must be positive, not %v", cfg.shutdownTimeout)}
+	}
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"-read-timeout", cfg.readTimeout}, {"-write-timeout", cfg.writeTimeout}, {"-idle-timeout", cfg.idleTimeout}} {
+		if f.d <= 0 {
+			return cfg, usageError{fmt.Sprintf("%s must be positive, not %v", f.name, f.d)}
+		}
+	}
+	if cfg.writeTimeout <= cfg.slowTimeout {
+		return cfg, usageError{fmt.Sprintf("-write-timeout (%v) must be longer than -slow-timeout (%v), or the slow tool's answer would be cut off", cfg.writeTimeout, cfg.slowTimeout)}
 	}
 	if cfg.auditPostgres == "" {
 		cfg.auditPostgres = os.Getenv(PostgresEnv)
@@ -264,6 +281,7 @@ func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 		audit.HTTP(d.w),
 		middleware.MaxBodyBytes(MaxBody),
 		countActive(&active),
+		deadlines(d.cfg.writeTimeout),
 	).Then(audit.CaptureHTTP(mcpHandler))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", stack)
@@ -273,8 +291,13 @@ func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(d.logger.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		// deadlines() restarts a POST's write deadline once its body is in
+		// and lifts it from the session's GET stream.
+		ReadTimeout:  d.cfg.readTimeout,
+		WriteTimeout: d.cfg.writeTimeout,
+		IdleTimeout:  d.cfg.idleTimeout,
+		ErrorLog:     slog.NewLogLogger(d.logger.Handler(), slog.LevelWarn),
+		BaseContext:  func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 
 	url := "http://" + ln.Addr().String() + "/mcp"
