@@ -63,7 +63,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.slowTimeout, "slow-timeout", 2*time.Second, "deadline of the slow tool (the Timeout interceptor)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may run after SIGINT/SIGTERM before they are cancelled")
 	fs.DurationVar(&cfg.readTimeout, "read-timeout", 30*time.Second, "how long an HTTP client may take to send a whole request, headers and body")
-	fs.DurationVar(&cfg.writeTimeout, "write-timeout", time.Minute, "how long the server may take to answer an HTTP request once it is read (longer than -slow-timeout; the session's GET stream is not bound by it)")
+	fs.DurationVar(&cfg.writeTimeout, "write-timeout", time.Minute, "how long the server may take to answer an HTTP request once it is read: longer than -slow-timeout (by default the larger of 1m and -slow-timeout plus 30s); the session's GET stream is not bound by it")
 	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive HTTP connection stays open")
 	return fs
 }
@@ -97,6 +97,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		if f.d <= 0 {
 			return cfg, usageError{fmt.Sprintf("%s must be positive, not %v", f.name, f.d)}
 		}
+	}
+	writeSet := false
+	fs.Visit(func(f *flag.Flag) { writeSet = writeSet || f.Name == "write-timeout" })
+	if !writeSet {
+		cfg.writeTimeout = max(time.Minute, cfg.slowTimeout+30*time.Second)
 	}
 	if cfg.writeTimeout <= cfg.slowTimeout {
 		return cfg, usageError{fmt.Sprintf("-write-timeout (%v) must be longer than -slow-timeout (%v), or the slow tool's answer would be cut off", cfg.writeTimeout, cfg.slowTimeout)}

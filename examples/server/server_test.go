@@ -554,7 +554,7 @@ func TestStartupErrors(t *testing.T) {
 	}{
 		{"bad flag", []string{"-port", "80"}, "-h"},
 		{"bad duration", []string{"-slow-timeout", "soon"}, "-slow-timeout"},
-		{"write timeout shorter than the slow tool's", []string{"-slow-timeout", "2m"}, "-write-timeout"},
+		{"write timeout shorter than the slow tool's", []string{"-slow-timeout", "2m", "-write-timeout", "1m"}, "-write-timeout"},
 		{"zero read timeout", []string{"-read-timeout", "0s"}, "-read-timeout"},
 		{"address in use", []string{"-addr", busy.Addr().String(), "-audit-db", filepath.Join(dir, "a.db")}, "-addr"},
 		{"bad address", []string{"-addr", "nowhere:http:x", "-audit-db", filepath.Join(dir, "b.db")}, "-addr"},
