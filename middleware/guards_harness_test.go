@@ -240,3 +240,23 @@ func textTool(text string) toolctx.Handler {
 		return toolctx.TextResult(text)
 	})
 }
+
+// thenG builds the handler of a chain, failing the test on a construction
+// error. (The guards' tests keep their own helpers: the others' test files
+// are being changed as they are written.)
+func thenG(t testing.TB, c middleware.Chain, h toolctx.Handler) toolctx.Handler {
+	t.Helper()
+	out, err := c.Then(h)
+	require.NoError(t, err, "build the chain")
+	return out
+}
+
+// reqG is a request for tool with a call id, as adapters make them.
+func reqG(tool string) *toolctx.Request {
+	return &toolctx.Request{Tool: tool, CallID: toolctx.NewCallID(), Transport: toolctx.TransportInMemory}
+}
+
+// returning is a handler that returns res.
+func returning(res *toolctx.CallResult) toolctx.Handler {
+	return toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return res })
+}

@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -117,16 +118,16 @@ func TestMaxResultBytesThroughAdapters(t *testing.T) {
 
 func TestMaxResultBytesUnit(t *testing.T) {
 	img := &toolctx.Image{Data: make([]byte, 300), MIMEType: "image/png"}
-	h := mustThen(t, middleware.New(middleware.MaxResultBytes(300, middleware.ResultTruncate)),
-		handlerReturning(&toolctx.CallResult{Content: []toolctx.Content{&toolctx.Text{Text: "first"}, img}}))
-	res := h.CallTool(context.Background(), newReq("t"))
+	h := thenG(t, middleware.New(middleware.MaxResultBytes(300, middleware.ResultTruncate)),
+		returning(&toolctx.CallResult{Content: []toolctx.Content{&toolctx.Text{Text: "first"}, img}}))
+	res := h.CallTool(context.Background(), reqG("t"))
 	require.Len(t, res.Content, 2, "the text that fits, then the marker in place of the image")
 	assert.Equal(t, "first", res.Content[0].(*toolctx.Text).Text, "the first item is kept whole")
 	assert.Contains(t, res.Content[1].(*toolctx.Text).Text, "[truncated by the server", "the image is replaced by the marker")
 
-	raw := toolctx.ErrorResult(&canaryError{strings.Repeat("x", 1000)})
-	h = mustThen(t, middleware.New(middleware.MaxResultBytes(300, middleware.ResultReject)), handlerReturning(raw))
-	assert.Same(t, raw, h.CallTool(context.Background(), newReq("t")), "a raw failure is left to Normalize: the client only gets its public message")
+	raw := toolctx.ErrorResult(errors.New(strings.Repeat("x", 1000)))
+	h = thenG(t, middleware.New(middleware.MaxResultBytes(300, middleware.ResultReject)), returning(raw))
+	assert.Same(t, raw, h.CallTool(context.Background(), reqG("t")), "a raw failure is left to Normalize: the client only gets its public message")
 
 	for name, f := range map[string]func(){
 		"zero args":     func() { middleware.MaxArgBytes(0) },
