@@ -1,10 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // deadlines fits the http.Server's WriteTimeout to MCP's requests.
@@ -54,4 +61,80 @@ func (b *bodyRead) Read(p []byte) (int, error) {
 		b.done = nil
 	}
 	return n, err
+}
+
+// sessionCap refuses to open a stateful session while max are open, so
+// that a flood of initialize requests cannot grow the server without bound
+// (go-sdk's StreamableHTTPOptions has an idle timeout for sessions, but no
+// limit on their number).
+type sessionCap struct {
+	server *mcp.Server
+	max    int
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	opening int // requests that may open a session, being served now
+
+	lastWarned atomic.Int64 // unix nanoseconds of the last warning
+}
+
+// limit is the HTTP middleware. A POST without an Mcp-Session-Id is the
+// only request that opens a session; while the open sessions and the
+// requests that may open one reach max, it is answered 503 Service
+// Unavailable with Retry-After and a JSON-RPC error that says why. Requests
+// of open sessions are never refused.
+func (c *sessionCap) limit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			next.ServeHTTP(rw, r)
+			return
+		}
+		if !c.enter() {
+			c.refuse(rw)
+			return
+		}
+		defer c.leave()
+		next.ServeHTTP(rw, r)
+	})
+}
+
+func (c *sessionCap) enter() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	open := 0
+	for range c.server.Sessions() {
+		open++
+	}
+	if open+c.opening >= c.max {
+		return false
+	}
+	c.opening++
+	return true
+}
+
+func (c *sessionCap) leave() {
+	c.mu.Lock()
+	c.opening--
+	c.mu.Unlock()
+}
+
+// sessionLimitCode is the JSON-RPC error code of the refusal: the range
+// -32000 to -32099 is the server's own.
+const sessionLimitCode = -32000
+
+func (c *sessionCap) refuse(rw http.ResponseWriter) {
+	now := time.Now()
+	if last := c.lastWarned.Load(); now.UnixNano()-last > int64(10*time.Second) && c.lastWarned.CompareAndSwap(last, now.UnixNano()) {
+		c.logger.Warn("refusing new sessions: the session limit is reached (at most one warning per 10s)", "max_sessions", c.max)
+	}
+	msg := fmt.Sprintf("the server has reached its limit of %d open sessions: close a session you no longer use, or retry later", c.max)
+	body, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error":   map[string]any{"code": sessionLimitCode, "message": msg},
+	})
+	rw.Header().Set("Content-Type", "application/json")
+	rw.Header().Set("Retry-After", "10")
+	rw.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = rw.Write(body)
 }

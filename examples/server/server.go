@@ -45,6 +45,8 @@ type config struct {
 	readTimeout     time.Duration
 	writeTimeout    time.Duration
 	idleTimeout     time.Duration
+	sessionIdle     time.Duration
+	maxSessions     int
 }
 
 // usageError is a bad command line: exit status 2.
@@ -65,6 +67,8 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.readTimeout, "read-timeout", 30*time.Second, "how long an HTTP client may take to send a whole request, headers and body")
 	fs.DurationVar(&cfg.writeTimeout, "write-timeout", time.Minute, "how long the server may take to answer an HTTP request once it is read: longer than -slow-timeout (by default the larger of 1m and -slow-timeout plus 30s); the session's GET stream is not bound by it")
 	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive HTTP connection stays open")
+	fs.DurationVar(&cfg.sessionIdle, "session-idle-timeout", 5*time.Minute, "how long a stateful session may go without a request before the server closes it (its client must then start a new one)")
+	fs.IntVar(&cfg.maxSessions, "max-sessions", 1000, "the most stateful sessions open at once; a client that would open one more gets HTTP 503")
 	return fs
 }
 
@@ -93,10 +97,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
-	}{{"-read-timeout", cfg.readTimeout}, {"-write-timeout", cfg.writeTimeout}, {"-idle-timeout", cfg.idleTimeout}} {
+	}{{"-read-timeout", cfg.readTimeout}, {"-write-timeout", cfg.writeTimeout}, {"-idle-timeout", cfg.idleTimeout},
+		{"-session-idle-timeout", cfg.sessionIdle}} {
 		if f.d <= 0 {
 			return cfg, usageError{fmt.Sprintf("%s must be positive, not %v", f.name, f.d)}
 		}
+	}
+	if cfg.maxSessions < 1 {
+		return cfg, usageError{fmt.Sprintf("-max-sessions must be at least 1, not %d", cfg.maxSessions)}
 	}
 	writeSet := false
 	fs.Visit(func(f *flag.Flag) { writeSet = writeSet || f.Name == "write-timeout" })
@@ -277,7 +285,11 @@ func addTools(s *mcp.Server) error {
 // after -shutdown-timeout), sessions are closed.
 func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.server },
-		&mcp.StreamableHTTPOptions{Stateless: d.cfg.stateless, Logger: d.sdkLogger})
+		&mcp.StreamableHTTPOptions{Stateless: d.cfg.stateless, Logger: d.sdkLogger,
+			// An idle session is closed, and with it its GET stream: a
+			// vanished client's session does not stay for good.
+			SessionTimeout: d.cfg.sessionIdle})
+	sessions := &sessionCap{server: d.server, max: d.cfg.maxSessions, logger: d.logger}
 	var active atomic.Int64 // requests other than the long-lived GET streams
 	diag := diagnostics(d.logger)
 	stack := alice.New(
@@ -287,6 +299,7 @@ func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 		middleware.MaxBodyBytes(MaxBody),
 		countActive(&active),
 		deadlines(d.cfg.writeTimeout),
+		sessions.limit,
 	).Then(audit.CaptureHTTP(mcpHandler))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", stack)

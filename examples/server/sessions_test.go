@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+// inProcess is the demo server running in the test's own process, so that
+// the test can count its goroutines and measure its heap.
+type inProcess struct {
+	url    string
+	stderr *capture
+	stop   func() int
+}
+
+// startInProcess runs the demo's run() with args over streamable HTTP.
+func startInProcess(t *testing.T, args ...string) *inProcess {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr := &capture{}, &capture{}
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, args, strings.NewReader(""), stdout, stderr) }()
+	p := &inProcess{stderr: stderr}
+	var once sync.Once
+	code := 0
+	p.stop = func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case code = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the in-process server did not stop; stderr:\n%s", stderr)
+			}
+		})
+		return code
+	}
+	t.Cleanup(func() { p.stop() })
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if out := stdout.String(); strings.Contains(out, "Ctrl-C") {
+			m := urlRE.FindStringSubmatch(out)
+			require.NotNil(t, m, "no URL in the banner: %q", out)
+			p.url = m[1]
+			return p
+		}
+		select {
+		case c := <-done:
+			t.Fatalf("the server exited early (%d): %s", c, stderr)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no banner; stderr: %s", stderr)
+	return nil
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}}`
+
+// post sends one JSON-RPC message and returns the status, the session id
+// the server set and the body.
+func post(client *http.Client, url, session, body string) (int, string, string, error) {
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return 0, "", "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, "", "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b), err
+}
+
+// settle waits until the goroutines are at most want, for 30 s at most,
+// and returns the last count.
+func settle(want int) int {
+	n := runtime.NumGoroutine()
+	for deadline := time.Now().Add(30 * time.Second); n > want && time.Now().Before(deadline); n = runtime.NumGoroutine() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return n
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}
+
+// slack is the goroutines a quiet server may have beyond its baseline
+// (connections being torn down, the audit writer's flush).
+const slack = 10
+
+// Thousands of initializes: the open sessions stay under -max-sessions (the
+// rest get a 503 that says why), goroutines and heap stay bounded, and the
+// sessions expire after -session-idle-timeout, freeing what they held.
+func TestSessionFlood(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const maxSessions, initializes, workers = 200, 3000, 8
+	db := filepath.Join(t.TempDir(), "audit.db")
+	p := startInProcess(t, "-addr", "127.0.0.1:0", "-audit-db", db,
+		"-max-sessions", fmt.Sprint(maxSessions), "-session-idle-timeout", "1s")
+	tr := &http.Transport{MaxIdleConnsPerHost: workers}
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	defer tr.CloseIdleConnections()
+
+	// One session to learn what a session costs, then the baseline.
+	code, first, _, err := post(client, p.url, "", initializeBody)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, code)
+	require.NotEmpty(t, first, "a stateful session id")
+	base := runtime.NumGoroutine()
+	heap0 := heapInUse()
+
+	var ok, refused, sent atomic.Int64
+	var refusal atomic.Value
+	var peak atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for sent.Add(1) <= initializes {
+				code, _, body, err := post(client, p.url, "", initializeBody)
+				if !assert.NoError(t, err) {
+					return
+				}
+				switch code {
+				case http.StatusOK:
+					ok.Add(1)
+				case http.StatusServiceUnavailable:
+					refused.Add(1)
+					refusal.Store(body)
+				default:
+					t.Errorf("initialize: HTTP %d %s", code, body)
+					return
+				}
+				if n := int64(runtime.NumGoroutine()); n > peak.Load() {
+					peak.Store(n)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	heapPeak := heapInUse()
+	t.Logf("%d initializes: %d sessions opened, %d refused; goroutines %d -> peak %d; heap %d -> %d KiB",
+		initializes, ok.Load(), refused.Load(), base, peak.Load(), heap0>>10, heapPeak>>10)
+	assert.Positive(t, refused.Load(), "past -max-sessions, initializes are refused")
+	assert.GreaterOrEqual(t, ok.Load(), int64(maxSessions-1), "sessions open up to the limit")
+	body, _ := refusal.Load().(string)
+	assert.Contains(t, body, "limit of 200 open sessions", "the refusal says why: %s", body)
+	// Per open session the server holds a few goroutines: the limit bounds them.
+	assert.Less(t, peak.Load(), int64(base+maxSessions*4+50), "goroutines are bounded by -max-sessions")
+	assert.Less(t, heapPeak, heap0+64<<20, "the heap is bounded by -max-sessions")
+
+	// Idle sessions expire: their goroutines and memory are freed, the
+	// first session is gone (404), and new sessions open again.
+	tr.CloseIdleConnections()
+	n := settle(base - 3 + slack) // the first session's own goroutines go too
+	assert.LessOrEqual(t, n, base-3+slack, "the expired sessions' goroutines are gone")
+	code, _, _, err = post(client, p.url, first, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusNotFound, code, "an expired session is not found")
+	assert.Less(t, heapInUse(), heap0+8<<20, "the expired sessions' memory is freed")
+	code, _, _, err = post(client, p.url, "", initializeBody)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, code, "new sessions open once old ones expired")
+	tr.CloseIdleConnections()
+	assert.Equal(t, 0, p.stop())
+	assert.Contains(t, p.stderr.String(), "refusing new sessions", "the operator is told")
+}
+
+// 100 clients open their session's SSE stream and are killed mid-stream
+// (half close their connection, half reset it): the streams end, the
+// sessions expire, and no goroutine is left behind.
+func TestKilledSSEClientsLeaveNothing(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const clients = 100
+	db := filepath.Join(t.TempDir(), "audit.db")
+	p := startInProcess(t, "-addr", "127.0.0.1:0", "-audit-db", db, "-session-idle-timeout", "2s")
+	tr := &http.Transport{}
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	base := runtime.NumGoroutine()
+	addr := hostOf(t, p.url)
+
+	var conns []*net.TCPConn
+	var ids []string
+	for i := range clients {
+		code, id, body, err := post(client, p.url, "", initializeBody)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		code, _, body, err = post(client, p.url, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusAccepted, code, "%s", body)
+
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		_, err = fmt.Fprintf(conn, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n"+
+			"Mcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-06-18\r\n\r\n", addr, id)
+		require.NoError(t, err)
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err, "client %d's stream", i)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		first := make([]byte, 1)
+		_, err = io.ReadFull(resp.Body, first) // the stream's first event: the stream is live
+		require.NoError(t, err)
+		require.Equal(t, ":", string(first), "an SSE comment opens the stream")
+		conns = append(conns, conn.(*net.TCPConn))
+		ids = append(ids, id)
+	}
+	tr.CloseIdleConnections()
+	live := runtime.NumGoroutine()
+	t.Logf("goroutines: %d before, %d with %d live streams", base, live, clients)
+	require.Greater(t, live, base+clients, "each stream holds goroutines")
+
+	for i, c := range conns { // killed: no DELETE, no goodbye
+		if i%2 == 0 {
+			_ = c.SetLinger(0) // a reset, as from a crashed host
+		}
+		_ = c.Close()
+	}
+	n := settle(base + slack)
+	assert.LessOrEqual(t, n, base+slack, "no goroutine of the killed clients is left (%d live before)", live)
+	code, _, _, err := post(client, p.url, ids[0], `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusNotFound, code, "the killed client's session expired")
+	tr.CloseIdleConnections()
+	assert.Equal(t, 0, p.stop())
+}
