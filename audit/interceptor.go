@@ -104,6 +104,9 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 				r.Detail = o.Public.Detail
 			}
 		}
+		if ref := toolctx.TraceRefFrom(ctx); !ref.IsZero() {
+			r.TraceID, r.SpanID = ref.HexIDs()
+		}
 		if !c.noMeta {
 			if async != nil {
 				r.call = info.Details // the writer copies the _meta

@@ -144,6 +144,11 @@ type Record struct {
 	Path string
 	// Status is the HTTP status code (HTTP rows).
 	Status int
+	// TraceID and SpanID name the trace span of the call (32 and 16 hex
+	// digits), when a tracing interceptor outside this one (otelmw) had a
+	// recording span: join the row with its trace on them. Empty otherwise.
+	TraceID string
+	SpanID  string
 
 	// call, when set, is the call whose ClientMeta the [Async] writer
 	// fills in before the row reaches a sink: [Interceptor] leaves the copy
@@ -169,7 +174,7 @@ func (r *Record) Attrs() []slog.Attr {
 }
 
 // maxAttrs is how many attributes a row has at most.
-const maxAttrs = 20
+const maxAttrs = 21
 
 // appendAttrs appends the row's non-empty fields to attrs (the time first
 // when withTime is set) and returns the extended slice.
@@ -205,6 +210,8 @@ func (r *Record) appendAttrs(attrs []slog.Attr, withTime bool) []slog.Attr {
 	if len(r.Notes) > 0 {
 		attrs = append(attrs, slog.Any("notes", notesValue(r.Notes)))
 	}
+	attrs = appendString(attrs, "trace_id", r.TraceID)
+	attrs = appendString(attrs, "span_id", r.SpanID)
 	return attrs
 }
 
