@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"reflect"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -99,6 +100,13 @@ type call struct {
 	// answered mcp-go with stashFor.
 	stash    *toolctx.CallResult
 	stashFor *mcp.CallToolResult
+	// checked is the mcp-go result last checked inside the chain (encodable,
+	// and valid against the output schema where that applies): the answer
+	// needs no second check when it is that one.
+	checked *mcp.CallToolResult
+	// done is where the goroutine running the chain reports.
+	done sync.WaitGroup
+	res  *toolctx.CallResult
 	// one is storage for the common result of one text content, so that
 	// converting it allocates nothing more.
 	one struct {
@@ -124,6 +132,13 @@ func callFrom(ctx context.Context) *call {
 type adapter struct {
 	cfg     config
 	handler toolctx.Handler
+	// schemas caches the native tools' compiled output schemas.
+	schemas schemaCache
+	// marks, when set, tells the adapter's own hooks which calls entered
+	// the tool middleware (see hooks.go). Only [ServerOption], which
+	// installs the middleware and the hooks of one adapter on one server,
+	// sets it.
+	marks *sync.Map
 }
 
 // Middleware returns an mcp-go tool middleware that runs m around every
@@ -188,6 +203,7 @@ func Middleware(m toolctx.Middleware, opts ...Option) server.ToolHandlerMiddlewa
 // server: each rejected call would run the chain twice.
 func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
 	a := newAdapter(m, opts)
+	a.marks = new(sync.Map)
 	mw := a.middleware()
 	return func(s *server.MCPServer) {
 		server.WithToolHandlerMiddleware(mw)(s)
@@ -219,30 +235,67 @@ func (a *adapter) middleware() server.ToolHandlerMiddleware {
 }
 
 func (a *adapter) serve(ctx context.Context, request mcp.CallToolRequest, next server.ToolHandlerFunc) *mcp.CallToolResult {
+	a.markEntered(ctx)
 	c := &call{Context: ctx, mreq: request, next: next}
 	fillRequest(&c.req, ctx, &request, a.cfg.transport)
 	res := a.run(c)
 	res = toolctx.Normalized(ctx, res, a.cfg.normalizer)
-	if !res.IsError && res == c.tres && c.mres != nil {
-		return c.mres
+	var out *mcp.CallToolResult
+	switch {
+	case !res.IsError && res == c.tres && c.mres != nil:
+		out = c.mres
+	case c.stash != nil && res == c.stash && !res.IsError:
+		out = c.stashFor
+	default:
+		out = toMCP(res)
 	}
-	if c.stash != nil && res == c.stash && !res.IsError {
-		return c.stashFor
+	if out == c.checked {
+		return out
 	}
-	return toMCP(res)
+	// An interceptor made this result (or the chain's normalized failure
+	// carries public detail): check it as the terminal checks a handler's.
+	// The chain has ended, so a failure here can only be logged.
+	if err := a.checkAnswer(ctx, request.Params.Name, out); err != nil {
+		a.cfg.log().ErrorContext(ctx, "toolmw/mcpgo: the tool middleware chain's result cannot be sent; the client gets the generic failure",
+			"tool", c.req.Tool, "call_id", c.req.CallID, "error", err.Error())
+		n := errs.Normalizer{GenericMessage: a.cfg.normalizer.GenericMessage}
+		out = toMCP(toolctx.Normalized(ctx, toolctx.ErrorResult(err), n))
+	}
+	return out
 }
 
-// run calls the chain, recovering a panic that escapes it.
-func (a *adapter) run(c *call) (res *toolctx.CallResult) {
+// run calls the chain on a goroutine of its own and waits for it, so that
+// neither a panic nor a runtime.Goexit in the chain reaches mcp-go's
+// goroutine (a stdio worker, the in-process caller): a panic that escapes
+// the chain is recovered, and a Goexit ends only the adapter's goroutine,
+// the call ending as the internal failure errs.NewPanicError(errs.ErrGoexit).
+func (a *adapter) run(c *call) *toolctx.CallResult {
+	c.done.Add(1)
+	go a.runChain(c)
+	c.done.Wait()
+	return c.res
+}
+
+func (a *adapter) runChain(c *call) {
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
+		if !returned {
+			// Neither a return nor a panic: runtime.Goexit (panic(nil) is
+			// a *runtime.PanicNilError since Go 1.21).
+			v := recover()
+			what := "a panic escaped the tool middleware chain; add middleware.Recover to the chain"
+			if v == nil {
+				v, what = errs.ErrGoexit, "runtime.Goexit was called in the tool middleware chain; the call ends as an internal failure"
+			}
 			pe := errs.NewPanicError(v)
-			a.cfg.log().ErrorContext(c.Context, "toolmw/mcpgo: a panic escaped the tool middleware chain; add middleware.Recover to the chain",
+			a.cfg.log().ErrorContext(c.Context, "toolmw/mcpgo: "+what,
 				"tool", c.req.Tool, "call_id", c.req.CallID, "panic", pe.Error(), "stack", string(pe.Stack))
-			res = toolctx.ErrorResult(pe)
+			c.res = toolctx.ErrorResult(pe)
 		}
+		c.done.Done()
 	}()
-	return a.handler.CallTool(c, &c.req)
+	c.res = a.handler.CallTool(c, &c.req)
+	returned = true
 }
 
 // terminal is the innermost toolmw handler: it calls mcp-go's next handler.
@@ -276,6 +329,18 @@ func (a *adapter) terminal(ctx context.Context, req *toolctx.Request) *toolctx.C
 	}
 	if r == nil {
 		return toolctx.ErrorResult(errNoResult)
+	}
+	if text, ok := structuredHandlerFailure(r); ok {
+		return toolctx.ErrorResult(&StructuredHandlerError{Text: text})
+	}
+	if !r.IsError {
+		// What mcp-go does after the middleware (encode the result,
+		// validate it against the output schema) must not fail with the
+		// value in its message: fail here, inside the chain.
+		if err := a.checkAnswer(ctx, mreq.Params.Name, r); err != nil {
+			return toolctx.ErrorResult(err)
+		}
+		c.checked = r
 	}
 	var t *toolctx.CallResult
 	if c.tres == nil && len(r.Content) == 1 {

@@ -32,6 +32,41 @@
 //   - Successes pass through losslessly: the adapter returns the very
 //     *mcp.CallToolResult the handler returned unless an interceptor
 //     replaced the result.
+//   - Nothing mcp-go does after the tool middleware can fail with a raw
+//     value in its message, because the adapter does it first, inside the
+//     chain: a success that mcp-go could not encode (a chan, a func, NaN, a
+//     cycle, a MarshalJSON that fails or panics, invalid raw JSON) is a raw
+//     failure whose cause is the encoder's error; and on a server with
+//     server.WithOutputSchemaValidation, a native tool's success that fails
+//     the tool's output schema is a raw failure whose cause is the
+//     validator's error (mcp-go would send that text, which quotes the
+//     values). A tool registered with [AddTool] always has its output
+//     checked against its output schema, as mcpsdk.AddTool does. The client
+//     gets the generic message; the chain's hooks get the cause. A result an
+//     interceptor builds is checked again after the chain; one that fails
+//     then is answered with the generic failure and logged ([WithLogger]),
+//     the hooks having seen it as it was.
+//   - The chain runs on a goroutine of the adapter's own, which the
+//     adapter waits for: a runtime.Goexit in a handler or interceptor ends
+//     that call as the internal failure errs.NewPanicError(errs.ErrGoexit)
+//     (logged; the chain's After and Diagnostics report it from their
+//     defers) and neither kills one of mcp-go's stdio workers nor the
+//     in-process caller's goroutine.
+//   - A handler's own JSON-RPC wire error (mcp.URLElicitationRequiredError,
+//     which mcp-go forwards to older clients with its code and data, or any
+//     error that renders itself as one) is that handler's failure: it is
+//     normalized like any other error. Only mcp-go's own rejections before
+//     the middleware (an unknown tool) are protocol errors.
+//   - mcp.NewStructuredToolHandler makes an isError result of its
+//     handler's error, "tool execution failed: " and err.Error(); the
+//     adapter scrubs such a result as a [StructuredHandlerError] (the row
+//     keeps its text). Register typed handlers with [StructuredHandler] or
+//     [TypedHandler] instead, so that their errors reach the chain as
+//     errors: an [errs.Error] then keeps its public message. What cannot be
+//     closed: a handler's own isError result is public by definition, so a
+//     native handler that puts err.Error() into one itself
+//     (mcp.NewToolResultError(err.Error()), NewToolResultErrorFromErr) is
+//     sent as it is.
 //
 // What mcp-go runs before any tool middleware, and how the chain still
 // sees it:
@@ -46,7 +81,9 @@
 //     (published by tools/list) and the caller's values;
 //   - OnBeforeCallTool hooks.
 //
-// The client gets mcp-go's answer to those rejections unchanged. To keep
+// The client gets mcp-go's answer to those rejections unchanged. Whether a
+// call was rejected there is decided by where the answer came from (whether
+// the call entered the tool middleware), never by its text. To keep
 // them in the audit log, [ServerOption] also installs server hooks
 // ([AddHooks]) that run the chain for them, after mcp-go has answered,
 // around a handler returning [errs.UnknownTool] (code "unknown_tool") or

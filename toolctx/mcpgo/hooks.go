@@ -3,7 +3,8 @@ package mcpgo
 import (
 	"context"
 	"errors"
-	"strings"
+	"reflect"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -36,12 +37,16 @@ import (
 // the chain's result is discarded, so the client gets exactly what mcp-go
 // sends, whatever the chain returns. The Request is filled as for any other
 // call (see [Middleware]). A call that reached the tool middleware is never
-// run again: the hooks act only on mcp-go's tool-not-found error and on an
-// isError result that carries mcp-go's input-validation text and did not
-// come through the adapter (every failure the adapter answers carries
-// _meta[toolctx.ErrorMetaKey]). Other rejections made before the tool
-// middleware (a tool that requires task augmentation, an unparsable
-// request) are not run through m.
+// run again. That is decided by where the answer came from, never by its
+// text: with [ServerOption] the adapter marks each call that enters its
+// middleware, and the hooks act only on unmarked calls; with AddHooks and a
+// separately installed [Middleware] (two adapter values, which share no
+// marks) an answer that came through the adapter is told by the
+// _meta[toolctx.ErrorMetaKey] every failure it answers carries. The hooks
+// act on mcp-go's tool-not-found error and on an isError result mcp-go made
+// without running the middleware (its input validation's). Other
+// rejections made before the tool middleware (a tool that requires task
+// augmentation, an unparsable request) are not run through m.
 //
 // [ServerOption] calls AddHooks for you; call it yourself only when you
 // install the tool middleware with [Middleware] (s.Use, or
@@ -68,28 +73,81 @@ func AddHooks(h *server.Hooks, m toolctx.Middleware, opts ...Option) {
 
 // addHooks adds the rejection hooks to h. A non-nil s limits them to calls
 // to s (h may be shared between servers).
+//
+// Whether mcp-go rejected a call before the tool middleware is decided by
+// where the answer came from, never by what its text says. When the
+// adapter's own middleware serves the same server ([ServerOption]), a
+// BeforeCallTool hook opens a mark for the call (keyed by the call's
+// context, which mcp-go hands to the hooks and to the middleware alike), the
+// middleware sets it when the call enters the chain, and the AfterCallTool
+// and OnError hooks close it: a call that entered the chain is never a
+// rejection. Any answer that came through the adapter also carries
+// _meta[toolctx.ErrorMetaKey] on failure (the only kind the hooks look at),
+// which decides when the middleware belongs to another adapter value
+// ([Middleware] with [AddHooks]).
 func (a *adapter) addHooks(h *server.Hooks, s *server.MCPServer) {
+	if a.marks != nil {
+		h.AddBeforeCallTool(func(ctx context.Context, _ any, _ *mcp.CallToolRequest) {
+			if forServer(ctx, s) && comparableContext(ctx) {
+				a.marks.Store(ctx, new(atomic.Bool))
+			}
+		})
+	}
 	h.AddOnError(func(ctx context.Context, _ any, method mcp.MCPMethod, message any, err error) {
-		if method != mcp.MethodToolsCall || !errors.Is(err, server.ErrToolNotFound) {
+		if method != mcp.MethodToolsCall || !forServer(ctx, s) {
+			return
+		}
+		if a.entered(ctx) || !errors.Is(err, server.ErrToolNotFound) {
 			return
 		}
 		r, ok := message.(*mcp.CallToolRequest)
-		if !ok || r == nil || !forServer(ctx, s) {
+		if !ok || r == nil {
 			return
 		}
 		a.rejected(ctx, r, errs.UnknownTool(r.Params.Name))
 	})
 	h.AddAfterCallTool(func(ctx context.Context, _ any, message *mcp.CallToolRequest, result any) {
+		if !forServer(ctx, s) || a.entered(ctx) {
+			return
+		}
 		res, ok := result.(*mcp.CallToolResult)
 		if !ok || res == nil || !res.IsError || message == nil {
 			return
 		}
-		feedback, ok := inputValidationFeedback(res)
-		if !ok || !forServer(ctx, s) {
+		feedback, ok := a.inputValidationFeedback(res)
+		if !ok {
 			return
 		}
 		a.rejected(ctx, message, errs.InvalidArguments(feedback))
 	})
+}
+
+// comparableContext reports whether ctx can be a map key (every context
+// the standard library and mcp-go make is a pointer).
+func comparableContext(ctx context.Context) bool {
+	t := reflect.TypeOf(ctx)
+	return t != nil && t.Comparable()
+}
+
+// markEntered records that the call of ctx entered the tool middleware, for
+// the adapter's own hooks.
+func (a *adapter) markEntered(ctx context.Context) {
+	if a.marks == nil || !comparableContext(ctx) {
+		return
+	}
+	if v, ok := a.marks.Load(ctx); ok {
+		v.(*atomic.Bool).Store(true)
+	}
+}
+
+// entered closes the call's mark and reports whether the call entered the
+// tool middleware.
+func (a *adapter) entered(ctx context.Context) bool {
+	if a.marks == nil || !comparableContext(ctx) {
+		return false
+	}
+	v, ok := a.marks.LoadAndDelete(ctx)
+	return ok && v.(*atomic.Bool).Load()
 }
 
 func forServer(ctx context.Context, s *server.MCPServer) bool {
@@ -105,38 +163,30 @@ func (a *adapter) rejected(ctx context.Context, r *mcp.CallToolRequest, pub *err
 	_ = a.run(c)
 }
 
-// The prefixes of mcp-go's input-validation feedback (server/input_validation.go:
-// inputSchemaValidator.validate and formatValidationError). Output-schema
-// failures, which mcp-go reports after the tool middleware, start with
-// "output schema validation failed: " or "invalid structured content: ".
-const (
-	schemaFeedbackPrefix = "input schema validation failed: "
-	decodeFeedbackPrefix = "invalid arguments: "
-)
-
 // inputValidationFeedback returns the text of mcp-go's input-validation
-// result (mcp.NewToolResultError(err.Error())), or false for any other
-// result. A failure the adapter answered always has
-// _meta[toolctx.ErrorMetaKey], so a handler's own isError result with the
-// same words is not mistaken for one.
-func inputValidationFeedback(r *mcp.CallToolResult) (string, bool) {
-	if !r.IsError || len(r.Content) != 1 || r.StructuredContent != nil || r.Meta != nil {
+// result (mcp.NewToolResultError(err.Error()), the only isError result
+// mcp-go makes before the tool middleware), or false for a result that came
+// through the adapter. The hooks call it only for calls that did not enter
+// the middleware, as far as the marks tell: with [ServerOption] that is the
+// whole decision; otherwise (the middleware from another adapter value) a
+// failure the adapter answered is told by its _meta[toolctx.ErrorMetaKey].
+// What the text says is never looked at.
+func (a *adapter) inputValidationFeedback(r *mcp.CallToolResult) (string, bool) {
+	if !r.IsError || len(r.Content) != 1 {
 		return "", false
 	}
-	var text string
-	switch tc := r.Content[0].(type) {
-	case mcp.TextContent:
-		text = tc.Text
-	case *mcp.TextContent:
-		if tc == nil {
+	if r.Meta != nil {
+		if _, ours := r.Meta.AdditionalFields[toolctx.ErrorMetaKey]; ours {
 			return "", false
 		}
-		text = tc.Text
-	default:
-		return "", false
 	}
-	if !strings.HasPrefix(text, schemaFeedbackPrefix) && !strings.HasPrefix(text, decodeFeedbackPrefix) {
-		return "", false
+	switch tc := r.Content[0].(type) {
+	case mcp.TextContent:
+		return tc.Text, true
+	case *mcp.TextContent:
+		if tc != nil {
+			return tc.Text, true
+		}
 	}
-	return text, true
+	return "", false
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -41,10 +42,11 @@ func AddTool(s *server.MCPServer, tool mcp.Tool, h toolctx.Handler, opts ...Opti
 	if err := errs.CheckToolName(tool.Name); err != nil {
 		return err
 	}
-	if err := checkSchemas(&tool); err != nil {
+	out, err := checkSchemas(&tool)
+	if err != nil {
 		return err
 	}
-	r := &registered{cfg: newConfig(opts), h: h}
+	r := &registered{cfg: newConfig(opts), h: h, name: tool.Name, out: out}
 	defer func() {
 		// mcp-go panics on a name registered as a task tool and on invalid
 		// header annotations; report either as an error.
@@ -57,82 +59,115 @@ func AddTool(s *server.MCPServer, tool mcp.Tool, h toolctx.Handler, opts ...Opti
 }
 
 // checkSchemas compiles the schemas as the client sees them (the tool's
-// JSON encoding).
-func checkSchemas(tool *mcp.Tool) error {
+// JSON encoding) and returns the compiled output schema (nil for none).
+func checkSchemas(tool *mcp.Tool) (*jsonschema.Schema, error) {
 	b, err := json.Marshal(tool)
 	if err != nil {
-		return &errs.ToolSchemaError{Tool: tool.Name, Schema: errs.SchemaInput, Err: err}
+		return nil, &errs.ToolSchemaError{Tool: tool.Name, Schema: errs.SchemaInput, Err: err}
 	}
 	var enc struct {
 		InputSchema  json.RawMessage `json:"inputSchema"`
 		OutputSchema json.RawMessage `json:"outputSchema"`
 	}
 	if err := json.Unmarshal(b, &enc); err != nil {
-		return &errs.ToolSchemaError{Tool: tool.Name, Schema: errs.SchemaInput, Err: err}
+		return nil, &errs.ToolSchemaError{Tool: tool.Name, Schema: errs.SchemaInput, Err: err}
 	}
-	if err := compileSchema(tool.Name, "input", enc.InputSchema, true); err != nil {
-		return &errs.ToolSchemaError{Tool: tool.Name, Schema: errs.SchemaInput, Err: err}
+	if _, err := compileSchema(tool.Name, "input", enc.InputSchema, true); err != nil {
+		return nil, &errs.ToolSchemaError{Tool: tool.Name, Schema: errs.SchemaInput, Err: err}
 	}
-	if err := compileSchema(tool.Name, "output", enc.OutputSchema, false); err != nil {
-		return &errs.ToolSchemaError{Tool: tool.Name, Schema: errs.SchemaOutput, Err: err}
+	out, err := compileSchema(tool.Name, "output", enc.OutputSchema, false)
+	if err != nil {
+		return nil, &errs.ToolSchemaError{Tool: tool.Name, Schema: errs.SchemaOutput, Err: err}
 	}
 	if err := mcp.ValidateParamHeaderAnnotations(tool); err != nil {
-		return &errs.ToolSchemaError{Tool: tool.Name, Schema: errs.SchemaInput, Err: err}
+		return nil, &errs.ToolSchemaError{Tool: tool.Name, Schema: errs.SchemaInput, Err: err}
 	}
-	return nil
+	return out, nil
 }
 
-func compileSchema(tool, kind string, raw json.RawMessage, required bool) error {
+func compileSchema(tool, kind string, raw json.RawMessage, required bool) (*jsonschema.Schema, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		if required {
-			return errors.New("the schema is missing")
+			return nil, errors.New("the schema is missing")
 		}
-		return nil
+		return nil, nil
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return fmt.Errorf("decode: %w", err)
+		return nil, fmt.Errorf("decode: %w", err)
 	}
 	if _, ok := doc.(map[string]any); !ok {
-		return errors.New("the schema is not a JSON object")
+		return nil, errors.New("the schema is not a JSON object")
 	}
 	if t, _ := doc.(map[string]any)["type"].(string); t != "object" {
-		return fmt.Errorf("the schema's type is %q; MCP needs \"object\"", t)
+		return nil, fmt.Errorf("the schema's type is %q; MCP needs \"object\"", t)
 	}
 	url := "mem:///toolmw/tools/" + tool + "/" + kind + "-schema.json"
 	c := jsonschema.NewCompiler()
 	if err := c.AddResource(url, doc); err != nil {
-		return err
+		return nil, err
 	}
-	_, err = c.Compile(url)
-	return err
+	return c.Compile(url)
 }
 
 type registered struct {
-	cfg config
-	h   toolctx.Handler
+	cfg  config
+	h    toolctx.Handler
+	name string
+	// out is the tool's compiled output schema, or nil.
+	out *jsonschema.Schema
 }
 
 // handle is the mcp-go handler of a tool registered with AddTool.
 func (r *registered) handle(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if c := callFrom(ctx); c != nil && c.cur != nil {
-		// The adapter's chain is outside: hand it the result as it is, raw
-		// cause included, and answer the mcp-go middleware in between (if
-		// any) with the public conversion.
-		res := r.callRecovering(ctx, c.cur)
-		norm := toolctx.Normalized(ctx, res, r.cfg.normalizer)
-		if res == nil {
-			res = norm
-		}
-		out := toMCP(norm)
+		// The adapter's chain is outside (and runs on a goroutine of its
+		// own, so a Goexit here is its to report): hand it the result as
+		// it is, raw cause included, and answer the mcp-go middleware in
+		// between (if any) with the public conversion.
+		res, out := r.result(ctx, r.callRecovering(ctx, c.cur))
 		c.stash, c.stashFor = res, out
+		if !out.IsError {
+			c.checked = out
+		}
 		return out, nil
 	}
 	var req toolctx.Request
 	fillRequest(&req, ctx, &request, r.cfg.transport)
-	res := r.callRecovering(ctx, &req)
-	return toMCP(toolctx.Normalized(ctx, res, r.cfg.normalizer)), nil
+	_, out := r.result(ctx, r.callAlone(ctx, &req))
+	return out, nil
+}
+
+// result checks a successful result of h as the client will get it: it
+// must pass the tool's output schema (when the tool has one) and encode. A
+// result that does not is replaced by a raw failure whose cause says why.
+// It returns the result for the chain and its public conversion.
+func (r *registered) result(ctx context.Context, res *toolctx.CallResult) (*toolctx.CallResult, *mcp.CallToolResult) {
+	norm := toolctx.Normalized(ctx, res, r.cfg.normalizer)
+	if res == nil {
+		res = norm
+	}
+	if norm.IsError {
+		return res, toMCP(norm)
+	}
+	var err error
+	if r.out != nil {
+		if norm.StructuredContent == nil {
+			err = errNoStructuredContent
+		} else {
+			err = validateStructured(r.out, norm.StructuredContent)
+		}
+	}
+	out := toMCP(norm)
+	if err == nil {
+		err = checkEncodable(out)
+	}
+	if err == nil {
+		return res, out
+	}
+	res = toolctx.ErrorResult(fmt.Errorf("tool %q: %w", r.name, err))
+	return res, toMCP(toolctx.Normalized(ctx, res, r.cfg.normalizer))
 }
 
 func (r *registered) callRecovering(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
@@ -142,4 +177,30 @@ func (r *registered) callRecovering(ctx context.Context, req *toolctx.Request) (
 		}
 	}()
 	return r.h.CallTool(ctx, req)
+}
+
+// callAlone runs h when no adapter is outside, on a goroutine of its own,
+// so that a runtime.Goexit in h ends that goroutine only: the call is then
+// an internal failure ([errs.ErrGoexit]) and mcp-go's goroutine goes on.
+func (r *registered) callAlone(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+	var res *toolctx.CallResult
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		returned := false
+		defer func() {
+			if !returned {
+				v := recover()
+				if v == nil {
+					v = errs.ErrGoexit
+				}
+				res = toolctx.ErrorResult(errs.NewPanicError(v))
+			}
+			wg.Done()
+		}()
+		res = r.h.CallTool(ctx, req)
+		returned = true
+	}()
+	wg.Wait()
+	return res
 }
