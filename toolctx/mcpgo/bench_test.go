@@ -21,10 +21,23 @@ import (
 //
 //	go test -run '^$' -bench . -benchmem -count 10 ./toolctx/mcpgo/
 func benchCall(b *testing.B, opts ...server.ServerOption) {
+	benchResult(b, func(msg string) *mcp.CallToolResult { return mcp.NewToolResultText(msg) }, opts...)
+}
+
+// benchOutput is the result of the structured benchmarks, as a struct.
+type benchOutput struct {
+	Msg   string   `json:"msg"`
+	Count int      `json:"count"`
+	Tags  []string `json:"tags"`
+}
+
+// benchResult is benchCall with a tool "echo" answering with result(msg);
+// the tool declares benchOutput's output schema.
+func benchResult(b *testing.B, result func(msg string) *mcp.CallToolResult, opts ...server.ServerOption) {
 	s := server.NewMCPServer("bench", "1.0.0", opts...)
-	s.AddTool(mcp.NewTool("echo", mcp.WithString("msg")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.AddTool(mcp.NewTool("echo", mcp.WithString("msg"), mcp.WithOutputSchema[benchOutput]()), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		msg, _ := req.GetArguments()["msg"].(string)
-		return mcp.NewToolResultText(msg), nil
+		return result(msg), nil
 	})
 	c, err := client.NewInProcessClient(s)
 	if err != nil {
@@ -58,14 +71,53 @@ func BenchmarkToolsCall(b *testing.B) {
 		benchCall(b, server.WithRecovery(), server.WithLogger(discard))
 	})
 	b.Run("toolmw-full", func(b *testing.B) {
-		chain := middleware.New(
-			middleware.After(func(context.Context, middleware.CallInfo) {}),
-			middleware.Diagnostics(func(context.Context, middleware.DiagnosticEvent) {}),
-			middleware.Normalize(errs.Normalizer{}),
-			middleware.Recover,
-		)
-		benchCall(b, mcpgo.ServerOption(chain.Middleware()))
+		benchCall(b, mcpgo.ServerOption(benchChain().Middleware()))
 	})
+}
+
+func benchChain() middleware.Chain {
+	return middleware.New(
+		middleware.After(func(context.Context, middleware.CallInfo) {}),
+		middleware.Diagnostics(func(context.Context, middleware.DiagnosticEvent) {}),
+		middleware.Normalize(errs.Normalizer{}),
+		middleware.Recover,
+	)
+}
+
+// BenchmarkStructuredCall measures what the adapter's checks inside the
+// chain cost on structured results: a map of JSON values (checked without
+// encoding), a struct (encoded once to check it), and the struct on a server
+// that validates outputs (validated by the adapter, then by mcp-go). Each
+// is measured bare and behind the toolmw chain.
+//
+//	go test -run '^$' -bench StructuredCall -benchmem -count 6 ./toolctx/mcpgo/
+func BenchmarkStructuredCall(b *testing.B) {
+	asMap := func(msg string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(msg)},
+			StructuredContent: map[string]any{"msg": msg, "count": 3.0, "tags": []any{"a", "b"}}}
+	}
+	asStruct := func(msg string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(msg)},
+			StructuredContent: benchOutput{Msg: msg, Count: 3, Tags: []string{"a", "b"}}}
+	}
+	for _, tc := range []struct {
+		name     string
+		result   func(string) *mcp.CallToolResult
+		validate bool
+	}{
+		{"map", asMap, false},
+		{"struct", asStruct, false},
+		{"struct-validated", asStruct, true},
+	} {
+		var base []server.ServerOption
+		if tc.validate {
+			base = append(base, server.WithOutputSchemaValidation())
+		}
+		b.Run(tc.name+"/bare", func(b *testing.B) { benchResult(b, tc.result, base...) })
+		b.Run(tc.name+"/toolmw-full", func(b *testing.B) {
+			benchResult(b, tc.result, append([]server.ServerOption{mcpgo.ServerOption(benchChain().Middleware())}, base...)...)
+		})
+	}
 }
 
 // BenchmarkMiddlewareOnly isolates the per-call cost of each tool

@@ -114,3 +114,45 @@ func ExampleAddHooks() {
 	// after: tool=square code=invalid_arguments message="input schema validation failed: /n: &{Got:string Want:[number]}"
 	// client sees: true input schema validation failed: /n: &{Got:string Want:[number]}
 }
+
+// StructuredHandler registers an mcp-go typed handler whose errors reach the
+// chain as errors: a public errs.Error keeps its message, a raw error is
+// scrubbed (mcp.NewStructuredToolHandler would send "tool execution failed:
+// " and the raw text).
+func ExampleStructuredHandler() {
+	chain := middleware.New(middleware.Normalize(errs.Normalizer{}), middleware.Recover)
+	s := server.NewMCPServer("demo", "1.0.0", mcpgo.ServerOption(chain.Middleware()))
+	type in struct {
+		ID int `json:"id"`
+	}
+	type out struct {
+		Status string `json:"status"`
+	}
+	s.AddTool(mcp.NewTool("order", mcp.WithNumber("id")), mcpgo.StructuredHandler(
+		func(ctx context.Context, req mcp.CallToolRequest, v in) (out, error) {
+			switch v.ID {
+			case 1:
+				return out{Status: "shipped"}, nil
+			case 2:
+				return out{}, errs.NotFound("no such order")
+			}
+			return out{}, errors.New("pq: connection to 10.0.0.7 refused")
+		}))
+
+	c, _ := client.NewInProcessClient(s)
+	defer c.Close()
+	ctx := context.Background()
+	_ = c.Start(ctx)
+	_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
+	for id := 1; id <= 3; id++ {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "order"
+		req.Params.Arguments = map[string]any{"id": id}
+		res, _ := c.CallTool(ctx, req)
+		fmt.Println(res.IsError, res.Content[0].(mcp.TextContent).Text)
+	}
+	// Output:
+	// false {"status":"shipped"}
+	// true no such order
+	// true internal error: the tool failed; the cause was recorded on the server
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -345,9 +346,11 @@ func (t *teeBody) Read(p []byte) (int, error) {
 func (t *teeBody) Close() error { return t.rc.Close() }
 
 func initialize(t testing.TB, c *client.Client) {
+	// Start with a context that outlives initialize: the SSE transport
+	// keeps its event stream on it.
+	require.NoError(t, c.Start(context.Background()))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, c.Start(ctx))
 	req := mcp.InitializeRequest{}
 	req.Params.ClientInfo = mcp.Implementation{Name: "toolmw-test", Version: "1"}
 	_, err := c.Initialize(ctx, req)
@@ -414,4 +417,78 @@ func errorMeta(r *mcp.CallToolResult) map[string]any {
 	}
 	m, _ := r.Meta.AdditionalFields[toolctx.ErrorMetaKey].(map[string]any)
 	return m
+}
+
+// sseWire serves s with mcp-go's SSE server on 127.0.0.1 and records every
+// byte of the SSE stream and of the POST responses.
+func sseWire(t testing.TB, s *server.MCPServer) *wire {
+	sse := server.NewSSEServer(s)
+	ts := httptest.NewServer(sse)
+	t.Cleanup(ts.Close)
+	t.Cleanup(sse.CloseSessions)
+	w := &wire{name: "sse"}
+	hc := &http.Client{Transport: &captureRT{base: http.DefaultTransport, w: w}}
+	c, err := client.NewSSEMCPClient(ts.URL+"/sse", transport.WithHTTPClient(hc))
+	require.NoError(t, err)
+	w.client = c
+	initialize(t, c)
+	t.Cleanup(func() { _ = c.Close() })
+	return w
+}
+
+// teeReader records what the stdio client reads from the server.
+type teeReader struct {
+	r io.Reader
+	w *wire
+}
+
+func (t *teeReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 {
+		t.w.recordBody(p[:n])
+	}
+	return n, err
+}
+
+// stdioWire serves s with mcp-go's stdio server over in-memory pipes and
+// records every byte the client reads. mcp-go's stdio session is one value
+// per process: stdio wires must not be used by parallel tests.
+func stdioWire(t testing.TB, s *server.MCPServer, opts ...server.StdioOption) *wire {
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	ss := server.NewStdioServer(s)
+	for _, o := range opts {
+		o(ss)
+	}
+	ss.SetErrorLogger(log.New(io.Discard, "", 0))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ss.Listen(ctx, serverIn, serverOut) }()
+	w := &wire{name: "stdio"}
+	w.client = client.NewClient(transport.NewIO(&teeReader{r: clientIn, w: w}, clientOut, io.NopCloser(strings.NewReader(""))))
+	t.Cleanup(func() {
+		_ = w.client.Close()
+		cancel()
+		_ = serverIn.Close()
+		_ = serverOut.Close()
+		_ = clientIn.Close()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("the stdio server did not stop")
+		}
+	})
+	initialize(t, w.client)
+	return w
+}
+
+// allWires makes a client of each mcp-go transport for a server built by mk
+// (one server per transport).
+func allWires(t *testing.T, mk func(t *testing.T) *server.MCPServer) []*wire {
+	return []*wire{
+		inProcessWire(t, mk(t)),
+		httpWire(t, mk(t), nil),
+		sseWire(t, mk(t)),
+		stdioWire(t, mk(t)),
+	}
 }
