@@ -12,12 +12,15 @@
 //
 // The message rule is toolmw's one rule seen from the server side: the audit
 // row may name the cause, the caller may not. The row holds the raw message
-// (the cause's Error text) only where the caller's message was scrubbed,
-// that is an internal error with a raw cause, a panic, or a raw error
-// returned after the call was cancelled or ran past its deadline (the
-// caller is told "canceled" or "timeout"; the row keeps the outcome and
-// names the cause); everywhere else it holds the public message, which is
-// what the caller was told, so row and response agree. A stack is never written (a panic's row holds its value).
+// (the cause's server-side text, [errs.Describe], which never panics) only
+// where the caller's message was scrubbed, that is an internal error with a
+// raw cause, a panic, or a raw error returned after the call was cancelled
+// or ran past its deadline (the caller is told "canceled" or "timeout"; the
+// row keeps the outcome and names the cause), and a public error returned
+// after middleware.Timeout's deadline (the row names both); everywhere else
+// it holds the public message, which is what the caller was told, so row
+// and response agree. A stack is never written (a panic's row holds its
+// value).
 // Arguments are recorded only through a [Redactor] the user passes with
 // [WithArguments]; the client's _meta is recorded as untrusted, without the
 // protocol's own "io.modelcontextprotocol/" keys.

@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
@@ -18,9 +19,19 @@ type Redactor func(tool string, args json.RawMessage) json.RawMessage
 type Option func(*config)
 
 type config struct {
-	redact Redactor
-	noMeta bool
-	mwOpts []middleware.Option
+	redact   Redactor
+	noMeta   bool
+	mwOpts   []middleware.Option
+	fallback *slog.Logger
+}
+
+// logger is the fallback logger: the one set with WithFallbackLogger, or
+// slog.Default() at the time of the report.
+func (c *config) logger() *slog.Logger {
+	if c.fallback != nil {
+		return c.fallback
+	}
+	return slog.Default()
 }
 
 // WithArguments records the call's arguments as redact returns them. Without
@@ -44,6 +55,16 @@ func WithNormalizer(n errs.Normalizer) Option {
 	return func(c *config) { c.mwOpts = append(c.mwOpts, middleware.WithNormalizer(n)) }
 }
 
+// WithFallbackLogger sets where a row goes that the emitter could not take
+// (it panicked), and where the interceptor's own faults are reported, each
+// with the call id. Default: slog.Default().
+func WithFallbackLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		c.fallback = l
+		c.mwOpts = append(c.mwOpts, middleware.WithFallbackLogger(l))
+	}
+}
+
 // WithHookOptions passes options to the underlying [middleware.After] (a
 // fallback logger for a panicking emitter, say).
 func WithHookOptions(opts ...middleware.Option) Option {
@@ -61,9 +82,13 @@ type argsKey struct{}
 //	w := audit.NewAsync(store, audit.AsyncConfig{})
 //	chain := middleware.New(audit.Interceptor(w), middleware.Diagnostics(report), middleware.Recover)
 //
-// The row's message is the raw message (the cause's Error text; for a
-// panic the value, never the stack) only where the caller's message was
-// scrubbed, and the public message everywhere else. Into an [Async],
+// The row's message is the raw message (the cause's server-side text, as
+// [errs.Describe] renders it; for a panic the value, never the stack) only
+// where the caller's message was scrubbed, and the public message
+// everywhere else. Every call gets its row, whatever the cause's methods
+// do: a cause whose Error panics is described by a placeholder naming its
+// type. An emitter that panics does not lose the row: it is written to the
+// fallback logger ([WithFallbackLogger]) with the call id. Into an [Async],
 // building and emitting the row of a successful call allocates nothing: the
 // writer copies the client's _meta into the row (the Request is read-only,
 // so the copy is the same later); into any other emitter, the copy is made
@@ -98,7 +123,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			r.Code = o.Public.Code
 			r.Outcome = OutcomeOf(o.Public.Code, o.Scrubbed, cause)
 			if o.Scrubbed && cause != nil {
-				r.Message = cause.Error() // *errs.PanicError's text has the value, never the stack
+				r.Message = errs.Describe(cause) // a *errs.PanicError's text has the value, never the stack
 			} else {
 				r.Message = o.Public.Message
 				r.Detail = o.Public.Detail
@@ -116,14 +141,10 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 		}
 		if c.redact != nil {
 			if req, ok := ctx.Value(argsKey{}).(*toolctx.Request); ok && len(req.Arguments) > 0 {
-				r.Arguments = c.redact(req.Tool, req.Arguments)
+				r.Arguments = c.redacted(ctx, req)
 			}
 		}
-		if async != nil {
-			async.emit(ctx, &r) // no copy of the row through the interface
-			return
-		}
-		e.Emit(ctx, r)
+		c.emit(ctx, e, async, &r)
 	}
 	after := middleware.After(hook, c.mwOpts...)
 	if c.redact == nil {
@@ -135,4 +156,42 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			return h.CallTool(context.WithValue(ctx, argsKey{}, req), req)
 		})
 	}
+}
+
+// redacted is c.redact's copy of req's arguments; a redactor that panics
+// records none, and the row is still written.
+func (c *config) redacted(ctx context.Context, req *toolctx.Request) (args json.RawMessage) {
+	defer func() {
+		if v := recover(); v != nil {
+			args = nil
+			c.logger().ErrorContext(ctx, "toolmw/audit: the redactor panicked; the row is written without arguments",
+				"panic", errs.Describe(v), "call_id", req.CallID)
+		}
+	}()
+	return c.redact(req.Tool, req.Arguments)
+}
+
+// emit hands r to e. An emitter that panics (or calls runtime.Goexit) does
+// not lose the row: it is written to the fallback logger, with the call id.
+func (c *config) emit(ctx context.Context, e Emitter, async *Async, r *Record) {
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		v := recover()
+		what := "runtime.Goexit"
+		if v != nil {
+			what = errs.Describe(v)
+		}
+		r.finish()
+		c.logger().ErrorContext(ctx, "toolmw/audit: the emitter panicked; row logged here instead",
+			"panic", what, "call_id", r.CallID, "row", *r)
+	}()
+	if async != nil {
+		async.emit(ctx, r) // no copy of the row through the interface
+	} else {
+		e.Emit(ctx, *r)
+	}
+	done = true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/shapes"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 )
@@ -214,6 +216,68 @@ func behaviourTable() []rowCase {
 			outcome: audit.OutcomePanic, code: errs.CodeInternal, message: "panic: " + canary, raw: true,
 		},
 		{
+			name: "raw error whose Error panics",
+			handler: func(context.Context, *toolctx.Request) *toolctx.CallResult {
+				return toolctx.ErrorResult(fmt.Errorf("query: %w", shapes.ErrorPanics{Secret: canary}))
+			},
+			outcome: audit.OutcomeError, code: errs.CodeInternal, raw: true,
+			message: "query: %!v(PANIC=Error method: Error exploded: " + canary + ") wrapping [!(shapes.ErrorPanics: rendering it panicked: Error exploded: " + canary + ")]",
+		},
+		{
+			name: "panic with an error whose Error panics",
+			handler: func(context.Context, *toolctx.Request) *toolctx.CallResult {
+				panic(shapes.ErrorPanics{Secret: canary})
+			},
+			outcome: audit.OutcomePanic, code: errs.CodeInternal, raw: true,
+			message: "panic: !(shapes.ErrorPanics: rendering it panicked: Error exploded: " + canary + ")",
+		},
+		{
+			name: "panic with a Stringer whose String panics",
+			handler: func(context.Context, *toolctx.Request) *toolctx.CallResult {
+				panic(shapes.StringPanics{Secret: canary})
+			},
+			outcome: audit.OutcomePanic, code: errs.CodeInternal, raw: true,
+			message: "panic: !(shapes.StringPanics: rendering it panicked: String exploded: " + canary + ")",
+		},
+		{
+			name: "raw error that is a typed nil",
+			handler: func(context.Context, *toolctx.Request) *toolctx.CallResult {
+				var e *shapes.CustomError
+				return toolctx.ErrorResult(e)
+			},
+			outcome: audit.OutcomeError, code: errs.CodeInternal,
+			message: "!(*shapes.CustomError: nil pointer; rendering it panicked)",
+		},
+		{
+			name: "raw error wrapping context.Canceled while the call is live",
+			handler: func(context.Context, *toolctx.Request) *toolctx.CallResult {
+				return toolctx.ErrorResult(fmt.Errorf("%s: %w", canary, context.Canceled))
+			},
+			// Nothing ended the call: a raw failure, its text in the row.
+			outcome: audit.OutcomeError, code: errs.CodeInternal, message: canary + ": context canceled", raw: true,
+		},
+		{
+			name:    "explicit public error after the chain's deadline",
+			timeout: 5 * time.Millisecond,
+			handler: func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+				<-ctx.Done()
+				return toolctx.ErrorResult(errs.NotFound("no such invoice").WithCause(errors.New(canary)))
+			},
+			// The caller is told "timed out"; the row keeps the handler's own public error too.
+			outcome: audit.OutcomeTimeout, code: errs.CodeTimeout,
+			message: "the tool call timed out after 5ms; after the deadline the handler returned not_found: no such invoice",
+		},
+		{
+			name:    "handler's own isError result after the chain's deadline",
+			timeout: 5 * time.Millisecond,
+			handler: func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+				<-ctx.Done()
+				return &toolctx.CallResult{IsError: true, Content: []toolctx.Content{&toolctx.Text{Text: "the printer is out of paper"}}}
+			},
+			outcome: audit.OutcomeTimeout, code: errs.CodeTimeout,
+			message: "the tool call timed out after 5ms; after the deadline the handler returned tool_error: the printer is out of paper",
+		},
+		{
 			name: "caller's deadline",
 			ctx: func() (context.Context, context.CancelFunc) {
 				return context.WithTimeout(context.Background(), time.Nanosecond)
@@ -347,14 +411,118 @@ func TestArgumentsOnlyWithRedactor(t *testing.T) {
 }
 
 func TestPanickingEmitterDoesNotFailTheCall(t *testing.T) {
-	e := audit.EmitterFunc(func(context.Context, audit.Record) { panic("sink exploded") })
-	var logged strings.Builder
-	h, err := middleware.New(audit.Interceptor(e, audit.WithHookOptions(middleware.WithFallbackLogger(discardLogger(&logged)))), middleware.Recover).
-		ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.TextResult("fine") })
+	for name, e := range map[string]audit.Emitter{
+		"panicking emitter":            audit.EmitterFunc(func(context.Context, audit.Record) { panic("sink exploded") }),
+		"emitter panicking oddly":      audit.EmitterFunc(func(context.Context, audit.Record) { panic(shapes.ErrorPanics{Secret: "sink exploded"}) }),
+		"Direct over a panicking sink": audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { panic("sink exploded") }), nil),
+	} {
+		var logged syncBuffer
+		fallback := discardLogger(&logged)
+		opts := []audit.Option{audit.WithFallbackLogger(fallback)}
+		if strings.HasPrefix(name, "Direct") {
+			e = audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { panic("sink exploded") }), fallback)
+		}
+		h, err := middleware.New(audit.Interceptor(e, opts...), middleware.Normalize(errs.Normalizer{}), middleware.Recover).
+			ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
+				return toolctx.ErrorResult(errors.New(canary))
+			})
+		require.NoError(t, err, name)
+		req := newReq()
+		res := h.CallTool(context.Background(), req)
+		require.True(t, res.IsError, "%s: the call's result is unchanged", name)
+		assert.Equal(t, errs.GenericMessage, res.Error.Message, "%s: the call's result is unchanged", name)
+		out := logged.String()
+		assert.Contains(t, out, "sink exploded", "%s: the panic is logged", name)
+		assert.Contains(t, out, "call_id="+req.CallID, "%s: with the call id", name)
+		assert.Contains(t, out, "row.message=", "%s: and the row itself, not lost", name)
+		assert.Contains(t, out, "row.outcome=error", "%s: the whole row", name)
+		assert.Equal(t, 1, strings.Count(out, "row.call_id="+req.CallID), "%s: once", name)
+	}
+}
+
+func TestDirectFailingSinkLogsTheRow(t *testing.T) {
+	var logged syncBuffer
+	e := audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { return errors.New("collector: connection refused") }), discardLogger(&logged))
+	e.Emit(context.Background(), audit.Record{Kind: audit.KindTool, CallID: "call-7", Outcome: audit.OutcomeOK})
+	assert.Contains(t, logged.String(), "collector: connection refused", "the error")
+	assert.Contains(t, logged.String(), "call_id=call-7", "the call id")
+	assert.Contains(t, logged.String(), "row.kind=tool", "the row")
+
+	// Used on its own (by audit.HTTP, say), Direct does not let a
+	// panicking sink lose the row either.
+	logged = syncBuffer{}
+	e = audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { panic(shapes.ErrorPanics{Secret: "disk gone"}) }), discardLogger(&logged))
+	require.NotPanics(t, func() {
+		e.Emit(context.Background(), audit.Record{Kind: audit.KindHTTP, CallID: "call-8", Outcome: audit.OutcomeOK, Status: 200})
+	}, "a panicking sink is contained")
+	assert.Contains(t, logged.String(), "sink panicked", "the panic is logged")
+	assert.Contains(t, logged.String(), "disk gone", "with its value")
+	assert.Contains(t, logged.String(), "call_id=call-8", "the call id")
+	assert.Contains(t, logged.String(), "row.status=200", "and the row")
+}
+
+func TestPanickingRedactorKeepsTheRow(t *testing.T) {
+	var c capture
+	var logged syncBuffer
+	redact := func(string, json.RawMessage) json.RawMessage { panic("redactor exploded") }
+	h, err := middleware.New(audit.Interceptor(&c, audit.WithArguments(redact), audit.WithFallbackLogger(discardLogger(&logged)))).
+		ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.TextResult("ok") })
 	require.NoError(t, err)
-	res := h.CallTool(context.Background(), newReq())
-	require.False(t, res.IsError)
-	assert.Contains(t, logged.String(), "sink exploded")
+	req := newReq()
+	h.CallTool(context.Background(), req)
+	rows := c.all()
+	require.Len(t, rows, 1, "the row is written")
+	assert.Nil(t, rows[0].Arguments, "without arguments")
+	assert.Contains(t, logged.String(), "redactor exploded", "the redactor's panic is logged")
+	assert.Contains(t, logged.String(), "call_id="+req.CallID, "with the call id")
+}
+
+// TestRowsForHostileShapes runs every fixed and many random hostile
+// failure shapes (errors whose methods panic, cycles, typed nils, huge
+// messages, Formatters...) through the audit interceptor: every call gets
+// exactly one row, which names the cause where the caller's message was
+// scrubbed, and never holds a stack.
+func TestRowsForHostileShapes(t *testing.T) {
+	r := rand.New(rand.NewSource(20261201))
+	canary := shapes.NewCanary(r)
+	cases := shapes.Fixed(canary)
+	n := 1500
+	if testing.Short() {
+		n = 150
+	}
+	for range n {
+		cases = append(cases, shapes.Random(r, canary))
+	}
+	var logged syncBuffer
+	for i, sc := range cases {
+		var c capture
+		h, err := middleware.New(
+			audit.Interceptor(&c, audit.WithFallbackLogger(discardLogger(&logged))),
+			middleware.Diagnostics(func(context.Context, middleware.DiagnosticEvent) {}),
+			middleware.Normalize(errs.Normalizer{}),
+			middleware.Recover,
+		).Then(sc.Handler)
+		require.NoError(t, err)
+		var res *toolctx.CallResult
+		require.NotPanics(t, func() { res = h.CallTool(context.Background(), newReq()) }, "#%d %s", i, sc.Name)
+		rows := c.all()
+		require.Len(t, rows, 1, "#%d %s: one row", i, sc.Name)
+		row := rows[0]
+		assert.NotContains(t, res.Error.Message, shapes.Prefix, "#%d %s: the caller's message", i, sc.Name)
+		if res.Scrubbed() {
+			assert.Equal(t, audit.OutcomeOf(res.Error.Code, true, res.Cause()), row.Outcome, "#%d %s: outcome", i, sc.Name)
+			if !sc.Opaque {
+				assert.Contains(t, row.Message, canary, "#%d %s: the row names the cause", i, sc.Name)
+			}
+		} else {
+			assert.Equal(t, res.Error.Message, row.Message, "#%d %s: a public failure's row has its public message", i, sc.Name)
+		}
+		assert.NotContains(t, row.Message, "goroutine ", "#%d %s: no stack in the row", i, sc.Name)
+		if t.Failed() {
+			return
+		}
+	}
+	assert.Empty(t, logged.String(), "no hook fault")
 }
 
 func TestOutcomesClosedSet(t *testing.T) {

@@ -2,12 +2,12 @@ package audit
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/errchain"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -67,8 +67,9 @@ func (o Outcome) Valid() bool {
 // is an [*errs.PanicError], otherwise by code.
 func OutcomeOf(code errs.Code, scrubbed bool, cause error) Outcome {
 	if scrubbed && cause != nil {
-		var pe *errs.PanicError
-		if errors.As(cause, &pe) {
+		// Not errors.As: the walk must end, and not panic, whatever the
+		// cause's Unwrap and As methods do.
+		if _, ok := errchain.As[*errs.PanicError](cause); ok {
 			return OutcomePanic
 		}
 	}

@@ -3,6 +3,8 @@ package audit
 import (
 	"context"
 	"log/slog"
+
+	"github.com/toolmw/toolmw/errs"
 )
 
 // Sink writes batches of rows somewhere durable: a log ([SlogSink]), a
@@ -39,18 +41,37 @@ func (f EmitterFunc) Emit(ctx context.Context, r Record) { f(ctx, r) }
 
 // Direct returns an [Emitter] that writes each row synchronously to s, as a
 // batch of one, with a context that is not cancelled when the call is (the
-// row of a cancelled call must still be written). A failed write is
-// reported to logger (slog.Default() when nil) with the row. Use it for
-// fast sinks such as a [SlogSink]; put slow ones behind [Async].
+// row of a cancelled call must still be written). A write that fails or
+// panics does not lose the row: it is written to logger (slog.Default()
+// when nil) with the call id and the error or panic value. Use it for fast
+// sinks such as a [SlogSink]; put slow ones behind [Async].
 func Direct(s Sink, logger *slog.Logger) Emitter {
 	return EmitterFunc(func(ctx context.Context, r Record) {
-		batch := [1]Record{r}
-		if err := s.WriteBatch(context.WithoutCancel(ctx), batch[:]); err != nil {
-			l := logger
-			if l == nil {
-				l = slog.Default()
-			}
-			l.ErrorContext(ctx, "toolmw/audit: sink failed; row logged here instead", "error", err, "row", r)
+		err, panicked := writeOne(ctx, s, r)
+		if err == nil {
+			return
 		}
+		l := logger
+		if l == nil {
+			l = slog.Default()
+		}
+		msg := "toolmw/audit: sink failed; row logged here instead"
+		if panicked {
+			msg = "toolmw/audit: sink panicked; row logged here instead"
+		}
+		l.ErrorContext(ctx, msg, "error", errs.Describe(err), "call_id", r.CallID, "row", r)
 	})
+}
+
+// writeOne writes r to s as a batch of one, turning a panic of the sink
+// into an error. (A sink that calls runtime.Goexit is not stopped; the
+// interceptor logs the row it was writing.)
+func writeOne(ctx context.Context, s Sink, r Record) (err error, panicked bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			err, panicked = errs.NewPanicError(v), true
+		}
+	}()
+	batch := [1]Record{r}
+	return s.WriteBatch(context.WithoutCancel(ctx), batch[:]), false
 }

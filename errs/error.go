@@ -1,13 +1,20 @@
 package errs
 
-import "fmt"
+import (
+	"fmt"
+	"io"
+	"log/slog"
+)
 
 // Error is an explicit public error: a handler returns one when the client
 // should be told what went wrong.
 //
 // Code, Message and Detail cross to the client. The cause, set with
 // [Error.WithCause] and reached with [errors.Unwrap], stays on the server: it
-// is for the audit row's context and for diagnostics, never for the caller.
+// is for diagnostics and logs, never for the caller. So that no code can
+// leak it by copying an error's text, [Error.Error] is the public message
+// only; the server-side renderings that show the cause are %+v
+// ([Error.Format]) and slog ([Error.LogValue]).
 //
 // Construct one with [New] or a code's constructor ([NotFound],
 // [InvalidArguments], ...). An *Error is not changed after construction:
@@ -78,8 +85,9 @@ func UnknownTool(name string) *Error {
 func Internal(message string) *Error { return New(CodeInternal, message) }
 
 // WithCause returns a copy of e with a private cause. The cause is reachable
-// through [errors.Unwrap], [errors.Is] and [errors.As], appears in Error's
-// text (which is for logs), and never crosses to the client.
+// through [errors.Unwrap], [errors.Is] and [errors.As], and shown by the
+// server-side renderings (%+v, slog), never by Error; it never crosses to
+// the client.
 func (e *Error) WithCause(cause error) *Error {
 	c := *e
 	c.cause = cause
@@ -93,17 +101,60 @@ func (e *Error) WithDetail(detail map[string]any) *Error {
 	return &c
 }
 
-// Error returns the text for logs: code, public message and, when there is
-// one, the private cause. Clients are sent [Error.Public], never this text.
+// Error returns the public message (the code's default message when
+// Message is empty): the text the client is shown, so that code which
+// copies an error's text into a result, or wraps it with %w, can never
+// leak the private cause. The cause is reached with [errors.Unwrap] and
+// shown by %+v and slog, on the server side.
 func (e *Error) Error() string {
-	msg := e.Message
-	if msg == "" {
-		msg = e.Code.DefaultMessage()
+	if e == nil {
+		return "<nil *errs.Error>"
 	}
+	return e.Public().Message
+}
+
+// Format implements fmt.Formatter. %v and %s print [Error.Error], the
+// public message; %q prints it quoted. %+v is the server-side rendering:
+// the code, the public message and the private cause (itself printed with
+// %+v, through [Describe]), as "not_found: no such invoice: <cause>". Only
+// an *Error printed directly shows its cause: one wrapped with %w is part
+// of the wrapper's Error text, which is public.
+func (e *Error) Format(f fmt.State, verb rune) {
+	switch {
+	case verb == 'v' && f.Flag('+'):
+		_, _ = io.WriteString(f, e.detailed())
+	case verb == 'q':
+		_, _ = fmt.Fprintf(f, "%q", e.Error())
+	default:
+		_, _ = io.WriteString(f, e.Error())
+	}
+}
+
+// detailed is the %+v rendering.
+func (e *Error) detailed() string {
+	if e == nil {
+		return e.Error()
+	}
+	pub := e.Public()
+	s := string(pub.Code) + ": " + pub.Message
 	if e.cause != nil {
-		return string(e.Code) + ": " + msg + ": " + e.cause.Error()
+		s += ": " + Describe(e.cause)
 	}
-	return string(e.Code) + ": " + msg
+	return s
+}
+
+// LogValue renders e for slog, on the server side: its code, public
+// message and, when it has one, its private cause (see [Describe]).
+func (e *Error) LogValue() slog.Value {
+	if e == nil {
+		return slog.StringValue(e.Error())
+	}
+	pub := e.Public()
+	attrs := []slog.Attr{slog.String("code", string(pub.Code)), slog.String("message", pub.Message)}
+	if e.cause != nil {
+		attrs = append(attrs, slog.String("cause", Describe(e.cause)))
+	}
+	return slog.GroupValue(attrs...)
 }
 
 // Unwrap returns the private cause, or nil.
@@ -120,8 +171,12 @@ func (e *Error) Is(target error) bool {
 	return t.Code == e.Code && (t.Message == "" || t.Message == e.Message)
 }
 
-// Public returns what the client may see of e.
+// Public returns what the client may see of e. A nil *Error gives the
+// internal code and [GenericMessage].
 func (e *Error) Public() Public {
+	if e == nil {
+		return Public{Code: CodeInternal, Message: GenericMessage}
+	}
 	code := e.Code
 	if !code.Valid() {
 		code = CodeInternal

@@ -133,7 +133,7 @@ func TestConstructors(t *testing.T) {
 		assert.Equal(t, c.code, c.err.Code, "constructor code")
 		assert.Equal(t, "m", c.err.Message, "constructor message")
 		assert.Nil(t, c.err.Unwrap(), "a new error has no cause")
-		assert.Equal(t, string(c.code)+": m", c.err.Error(), "Error text")
+		assert.Equal(t, "m", c.err.Error(), "Error text is the public message")
 	}
 	u := errs.UnknownTool("frob")
 	assert.Equal(t, errs.CodeUnknownTool, u.Code, "UnknownTool code")
@@ -159,7 +159,9 @@ func TestWithCauseAndDetailCopy(t *testing.T) {
 	assert.Same(t, cause, withCause.Unwrap(), "WithCause sets the cause")
 	assert.Same(t, cause, withDetail.Unwrap(), "WithDetail keeps the cause")
 	assert.Equal(t, map[string]any{"id": 7}, withDetail.Detail, "WithDetail sets the detail")
-	assert.Equal(t, "not_found: no such invoice: sql: no rows in result set", withCause.Error(), "Error text has the cause, for logs")
+	assert.Equal(t, "no such invoice", withCause.Error(), "Error text is the public message, never the cause")
+	assert.Equal(t, "load: no such invoice", fmt.Errorf("load: %w", withCause).Error(), "a wrapper's text has the public message only")
+	assert.Equal(t, "not_found: no such invoice: sql: no rows in result set", fmt.Sprintf("%+v", withCause), "%+v, for the server side, has the code and the cause")
 
 	pub := withDetail.Public()
 	assert.Equal(t, errs.Public{Code: errs.CodeNotFound, Message: "no such invoice", Detail: map[string]any{"id": 7}}, pub, "Public has code, message and detail")
@@ -168,7 +170,7 @@ func TestWithCauseAndDetailCopy(t *testing.T) {
 
 func TestErrorDefaultMessageAndInvalidCode(t *testing.T) {
 	e := errs.New(errs.CodeNotFound, "")
-	assert.Equal(t, "not_found: not found", e.Error(), "empty message uses the default in Error")
+	assert.Equal(t, "not found", e.Error(), "empty message uses the default in Error")
 	assert.Equal(t, "not found", e.Public().Message, "empty message uses the default in Public")
 
 	bad := errs.New("made_up", "")

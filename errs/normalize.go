@@ -2,7 +2,9 @@ package errs
 
 import (
 	"context"
-	"errors"
+
+	"github.com/toolmw/toolmw/internal/ctxend"
+	"github.com/toolmw/toolmw/internal/errchain"
 )
 
 // Normalizer turns any error into the public envelope a client may see. The
@@ -16,8 +18,15 @@ import (
 //  3. Map, when set and it returns non-nil, gives that *Error's public
 //     fields;
 //  4. [context.Canceled] gives [CodeCanceled], [context.DeadlineExceeded]
-//     gives [CodeTimeout], each with its default message;
+//     gives [CodeTimeout], each with its default message, when the call's
+//     context has ended (see [Normalizer.NormalizeCall]): a context error
+//     the call's own context does not explain (a handler's inner timeout
+//     while the call is live) is a raw failure, rule 5;
 //  5. anything else gives [CodeInternal] with the generic message (scrubbed).
+//
+// The walk through the chain terminates and never panics: a cyclic Unwrap
+// chain is followed for a bounded number of errors, and an Unwrap, Is or As
+// method that panics counts as no match.
 type Normalizer struct {
 	// Map maps the user's own errors to public ones, for example
 	// sql.ErrNoRows to errs.NotFound("no such row"). It returns nil for
@@ -32,14 +41,33 @@ type Normalizer struct {
 // Normalize returns the public envelope of err and whether the raw message
 // was scrubbed, that is, replaced by the generic message because it is not
 // public. A nil err gives a zero Public and false.
+//
+// Normalize knows nothing of the call err came from: it applies rule 4 to
+// any context error, as if the call's context had ended. Code that has the
+// call's context uses [Normalizer.NormalizeCall] (toolctx and the adapters
+// do).
 func (n Normalizer) Normalize(err error) (pub Public, scrubbed bool) {
+	return n.normalize(err, true)
+}
+
+// NormalizeCall is Normalize for an error of the call whose context is
+// ctx: rule 4 applies only when ctx has ended (cancelled, or its deadline
+// passed, read from the clock rather than from ctx.Err(), which a late
+// timer sets late). While the call is live, a context error is a raw
+// failure: scrubbed, so the client gets the generic message and the server
+// side (diagnostics, the audit row) gets the raw text.
+func (n Normalizer) NormalizeCall(ctx context.Context, err error) (pub Public, scrubbed bool) {
+	return n.normalize(err, ctx == nil || ctxend.Err(ctx) != nil)
+}
+
+func (n Normalizer) normalize(err error, ended bool) (pub Public, scrubbed bool) {
 	if err == nil {
 		return Public{}, false
 	}
-	if _, ok := asType[*PanicError](err); ok {
+	if _, ok := errchain.As[*PanicError](err); ok {
 		return n.generic(), true
 	}
-	if e, ok := asType[*Error](err); ok && e != nil {
+	if e, ok := errchain.As[*Error](err); ok && e != nil {
 		return e.Public(), false
 	}
 	if n.Map != nil {
@@ -47,11 +75,13 @@ func (n Normalizer) Normalize(err error) (pub Public, scrubbed bool) {
 			return m.Public(), false
 		}
 	}
-	switch {
-	case errors.Is(err, context.Canceled):
-		return Public{Code: CodeCanceled, Message: CodeCanceled.DefaultMessage()}, false
-	case errors.Is(err, context.DeadlineExceeded):
-		return Public{Code: CodeTimeout, Message: CodeTimeout.DefaultMessage()}, false
+	if ended {
+		switch {
+		case errchain.Is(err, context.Canceled):
+			return Public{Code: CodeCanceled, Message: CodeCanceled.DefaultMessage()}, false
+		case errchain.Is(err, context.DeadlineExceeded):
+			return Public{Code: CodeTimeout, Message: CodeTimeout.DefaultMessage()}, false
+		}
 	}
 	return n.generic(), true
 }

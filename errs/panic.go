@@ -2,7 +2,6 @@ package errs
 
 import (
 	"errors"
-	"fmt"
 	"runtime"
 )
 
@@ -39,17 +38,23 @@ func stack() []byte {
 	}
 }
 
-// Error returns "panic: " and the value.
+// Error returns "panic: " and the value as [Describe] renders it (an
+// [*Error] value with its private cause: a PanicError is raw, always
+// scrubbed). It never panics, whatever the value's methods do, and never
+// holds the stack.
 func (p *PanicError) Error() string {
-	if err, ok := p.Value.(error); ok {
-		return "panic: " + err.Error()
+	if p == nil {
+		return "panic: <nil *errs.PanicError>"
 	}
-	return fmt.Sprintf("panic: %v", p.Value)
+	return "panic: " + Describe(p.Value)
 }
 
 // Unwrap returns the panic value when it is an error, so errors.Is sees
 // through it (to a runtime.Error, say).
 func (p *PanicError) Unwrap() error {
+	if p == nil {
+		return nil
+	}
 	err, _ := p.Value.(error)
 	return err
 }

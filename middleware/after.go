@@ -45,7 +45,12 @@ var epoch = time.Now()
 // details, timing and outcome: the primitive that audit is built on. A call
 // that panics through After (no [Recover] inside it) is reported as a
 // failure whose cause is the [*errs.PanicError], and the panic continues
-// outward.
+// outward. A call whose goroutine calls runtime.Goexit inside After (what
+// t.FailNow does in a test helper) is reported the same way, with the cause
+// errs.NewPanicError([errs.ErrGoexit]), and the Goexit continues: nothing,
+// not even Recover, can stop a Goexit; the adapters run the chain on a
+// goroutine of their own and answer such a call with the generic internal
+// failure.
 //
 // fn runs synchronously before the result goes back to the client: hand
 // slow work to a queue. A panic in fn is caught and reported once to the
@@ -72,20 +77,18 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 				if stage == done {
 					return
 				}
+				// recover returns nil only for runtime.Goexit: panic(nil)
+				// is a *runtime.PanicNilError since Go 1.21.
 				v := recover()
-				if v == nil {
-					// runtime.Goexit (t.FailNow in a test handler, say):
-					// nothing panicked, so there is nothing to report, and
-					// re-panicking would turn the Goexit into a crash.
-					// (panic(nil) is a *runtime.PanicNilError since Go 1.21.)
-					return
-				}
 				if stage == inHook {
-					o.logger().ErrorContext(ctx, "toolmw: after hook panicked", "panic", v, "call", toolctx.DetailsOf(req))
+					o.hookFault(ctx, "toolmw: after hook panicked", v, toolctx.DetailsOf(req))
 					return
 				}
-				o.reportPanic(ctx, fn, req, since, v)
-				panic(v)
+				o.reportPanic(ctx, fn, req, since, panicError(v, v == nil))
+				if v != nil {
+					panic(v)
+				}
+				// A Goexit: returning lets it continue.
 			}()
 			res = next.CallTool(ctx, req)
 			info := CallInfo{Details: toolctx.DetailsOf(req), Start: epoch.Add(since), Duration: time.Since(epoch) - since, notes: res.Notes()}
@@ -101,9 +104,10 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 	}
 }
 
-// reportPanic tells fn about a call that panicked through After.
-func (o *options) reportPanic(ctx context.Context, fn AfterFunc, req *toolctx.Request, since time.Duration, v any) {
-	res := toolctx.ErrorResult(errs.NewPanicError(v))
+// reportPanic tells fn about a call that panicked (or called
+// runtime.Goexit) through After.
+func (o *options) reportPanic(ctx context.Context, fn AfterFunc, req *toolctx.Request, since time.Duration, pe *errs.PanicError) {
+	res := toolctx.ErrorResult(pe)
 	info := CallInfo{
 		Details:  toolctx.DetailsOf(req),
 		Start:    epoch.Add(since),
@@ -111,10 +115,12 @@ func (o *options) reportPanic(ctx context.Context, fn AfterFunc, req *toolctx.Re
 		Outcome:  toolctx.Classify(ctx, res, o.normalizer),
 		cause:    res.Cause(),
 	}
+	finished := false
 	defer func() {
-		if hv := recover(); hv != nil {
-			o.logger().ErrorContext(ctx, "toolmw: after hook panicked", "panic", hv, "call", info.Details)
+		if !finished {
+			o.hookFault(ctx, "toolmw: after hook panicked", recover(), info.Details)
 		}
 	}()
 	fn(ctx, info)
+	finished = true
 }

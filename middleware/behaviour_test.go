@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -198,4 +200,135 @@ func TestBehaviourHookFaults(t *testing.T) {
 	}
 	assert.Contains(t, buf.String(), "audit down", "the After fault is reported")
 	assert.Contains(t, buf.String(), "tracker down", "the Diagnostics fault is reported")
+}
+
+// A panic in an interceptor between Normalize and Recover never becomes a
+// result inside Diagnostics: Diagnostics reports it as it passes through,
+// once, whether or not a Recover outside catches it.
+func TestBehaviourPanicBetweenNormalizeAndRecover(t *testing.T) {
+	broken := func(next toolctx.Handler) toolctx.Handler {
+		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			panic("interceptor bug: dsn=postgres://admin:hunter2@db")
+		})
+	}
+	for _, outerRecover := range []bool{false, true} {
+		diag, after := &diagRecorder{}, &afterRecorder{}
+		logger, buf := bufLogger()
+		var ms []toolctx.Middleware
+		if outerRecover {
+			ms = append(ms, middleware.Recover)
+		}
+		ms = append(ms,
+			middleware.After(after.fn, middleware.WithFallbackLogger(logger)),
+			middleware.Diagnostics(diag.fn, middleware.WithFallbackLogger(logger)),
+			middleware.Normalize(errs.Normalizer{}),
+			broken,
+			middleware.Recover,
+		)
+		h := mustThen(t, middleware.New(ms...), handlerReturning(toolctx.TextResult("never")))
+		call := func() { h.CallTool(context.Background(), newReq("t")) }
+		if outerRecover {
+			require.NotPanics(t, call, "the outer Recover catches the panic")
+		} else {
+			require.PanicsWithValue(t, "interceptor bug: dsn=postgres://admin:hunter2@db", call, "the panic continues with its value")
+		}
+		evs := diag.get()
+		require.Len(t, evs, 1, "outer recover %v: Diagnostics reports the panic once", outerRecover)
+		var pe *errs.PanicError
+		require.ErrorAs(t, evs[0].Err, &pe, "as a PanicError")
+		assert.Equal(t, "interceptor bug: dsn=postgres://admin:hunter2@db", pe.Value, "with the value")
+		assert.NotEmpty(t, evs[0].Stack, "and the stack")
+		assert.Equal(t, pe.Stack, evs[0].Stack, "the PanicError's stack")
+		assert.Equal(t, errs.CodeInternal, evs[0].Code, "an internal failure")
+		assert.Equal(t, "t", evs[0].Details.Tool(), "of the call")
+		require.Len(t, after.get(), 1, "After reports it once too")
+		assert.Empty(t, buf.String(), "no hook fault")
+	}
+}
+
+// runtime.Goexit in a handler (t.FailNow in a test helper) cannot be
+// stopped, but After and Diagnostics report it as an internal failure as
+// it passes, and let it continue.
+func TestBehaviourGoexit(t *testing.T) {
+	diag, after := &diagRecorder{}, &afterRecorder{}
+	logger, buf := bufLogger()
+	h := mustThen(t, middleware.New(
+		middleware.After(after.fn, middleware.WithFallbackLogger(logger)),
+		middleware.Diagnostics(diag.fn, middleware.WithFallbackLogger(logger)),
+		middleware.Normalize(errs.Normalizer{}),
+		middleware.Recover,
+	), toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
+		runtime.Goexit()
+		return nil
+	}))
+	done := make(chan struct{})
+	returned := false
+	go func() {
+		defer close(done)
+		h.CallTool(context.Background(), newReq("t"))
+		returned = true
+	}()
+	<-done
+	assert.False(t, returned, "the Goexit continued: Recover cannot stop it")
+	evs := diag.get()
+	require.Len(t, evs, 1, "Diagnostics reports the Goexit once")
+	assert.ErrorIs(t, evs[0].Err, errs.ErrGoexit, "as errs.ErrGoexit")
+	var pe *errs.PanicError
+	require.ErrorAs(t, evs[0].Err, &pe, "in a PanicError")
+	assert.NotEmpty(t, evs[0].Stack, "with the stack")
+	infos := after.get()
+	require.Len(t, infos, 1, "After reports it once")
+	assert.ErrorIs(t, infos[0].Cause(), errs.ErrGoexit, "After's cause")
+	assert.Equal(t, errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, infos[0].Outcome.Public, "an internal failure")
+	assert.Empty(t, buf.String(), "no hook fault")
+}
+
+// Timeout decides "the deadline passed" from the clock, not from the
+// context's timer, which runs late on a loaded machine: here the clock
+// says two hours passed while the context's one-hour timer has not fired.
+func TestTimeoutDecidesFromTheClock(t *testing.T) {
+	var calls atomic.Int32
+	start := time.Now()
+	clock := func() time.Time {
+		if calls.Add(1) == 1 {
+			return start
+		}
+		return start.Add(2 * time.Hour)
+	}
+	var sawErr error
+	raw := errors.New("read tcp: connection reset by peer")
+	r := runRow(t, context.Background(), newReq("slow"), middleware.TimeoutWithClock(time.Hour, clock), toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+		sawErr = ctx.Err()
+		return toolctx.ErrorResult(raw)
+	}))
+	require.NoError(t, sawErr, "the context's timer has not fired")
+	assert.Equal(t, errs.Public{Code: errs.CodeTimeout, Message: "the tool call timed out after 1h0m0s"}, *r.res.Error, "past the deadline by the clock: a timeout")
+	assert.Empty(t, r.diag, "not a diagnostic")
+	assert.True(t, r.after[0].Outcome.Scrubbed, "the raw message was scrubbed from the caller's view")
+	assert.Same(t, raw, r.after[0].Cause(), "the row keeps the raw cause")
+}
+
+// A handler's explicit public error returned after the deadline is
+// replaced by the timeout for the caller, and kept in the record.
+func TestTimeoutKeepsALatePublicError(t *testing.T) {
+	for _, h := range []toolctx.Handler{
+		toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+			<-ctx.Done()
+			return toolctx.ErrorResult(errs.NotFound("no such invoice").WithCause(errors.New("pq: secret")))
+		}),
+		toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+			<-ctx.Done()
+			return &toolctx.CallResult{IsError: true, Content: []toolctx.Content{&toolctx.Text{Text: "no such invoice"}}}
+		}),
+	} {
+		r := runRow(t, context.Background(), newReq("slow"), middleware.Timeout(5*time.Millisecond), h)
+		assert.Equal(t, errs.Public{Code: errs.CodeTimeout, Message: "the tool call timed out after 5ms"}, *r.res.Error, "the caller gets the timeout")
+		assert.Empty(t, r.diag, "not a diagnostic")
+		o := r.after[0].Outcome
+		assert.True(t, o.Scrubbed, "the caller's message is not the cause's: the row records the cause")
+		assert.Regexp(t, `^the tool call timed out after 5ms; after the deadline the handler returned (not_found|tool_error): no such invoice$`, errs.Describe(r.after[0].Cause()),
+			"the row names the timeout and the handler's public error")
+		assert.NotContains(t, errs.Describe(r.after[0].Cause()), "secret", "never the public error's private cause")
+		assert.ErrorIs(t, r.after[0].Cause(), context.DeadlineExceeded, "the cause is the deadline")
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/ctxend"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -35,6 +36,13 @@ type DiagnosticsFunc func(ctx context.Context, ev DiagnosticEvent)
 // public errors, a handler's own isError results, expected rejections, or
 // anything after the client cancelled the call.
 //
+// A panic that passes through Diagnostics (from an interceptor between it
+// and Recover, or with no Recover inside it) is reported once, as an
+// [*errs.PanicError] with its stack, and continues outward with its value;
+// so is a runtime.Goexit, reported with the cause
+// errs.NewPanicError([errs.ErrGoexit]), which then continues (nothing can
+// stop a Goexit).
+//
 // A panic in fn is caught and reported once to the fallback logger
 // ([WithFallbackLogger]); the result is returned unchanged either way.
 //
@@ -48,7 +56,23 @@ func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
 			return next
 		}
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			returned := false
+			defer func() {
+				if returned {
+					return
+				}
+				// nil only for runtime.Goexit (see After).
+				v := recover()
+				if !canceled(ctx) {
+					pe := panicError(v, v == nil)
+					o.report(ctx, fn, DiagnosticEvent{Err: pe, Stack: pe.Stack, Details: toolctx.DetailsOf(req), Code: errs.CodeInternal})
+				}
+				if v != nil {
+					panic(v)
+				}
+			}()
 			res := next.CallTool(ctx, req)
+			returned = true
 			if res != nil && !res.IsError {
 				return res
 			}
@@ -56,7 +80,7 @@ func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
 			// A scrubbed failure shown as canceled or timeout is a raw
 			// error after the call's context ended: an expected end, not a
 			// diagnostic (its raw message goes to the audit row).
-			if !out.Scrubbed || out.Public.Code != errs.CodeInternal || errors.Is(ctx.Err(), context.Canceled) {
+			if !out.Scrubbed || out.Public.Code != errs.CodeInternal || canceled(ctx) {
 				return res
 			}
 			ev := DiagnosticEvent{Err: res.Cause(), Details: toolctx.DetailsOf(req), Code: out.Public.Code}
@@ -69,16 +93,20 @@ func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
 	}
 }
 
-// report calls fn, catching and logging its panic.
+// canceled reports whether the call's context was cancelled (by the
+// client): nothing is reported after that.
+func canceled(ctx context.Context) bool {
+	return errors.Is(ctxend.Err(ctx), context.Canceled)
+}
+
+// report calls fn, catching and logging its panic (or Goexit).
 func (o *options) report(ctx context.Context, fn DiagnosticsFunc, ev DiagnosticEvent) {
+	finished := false
 	defer func() {
-		if v := recover(); v != nil {
-			attrs := []any{"panic", v}
-			if !ev.Details.IsZero() {
-				attrs = append(attrs, "call", ev.Details)
-			}
-			o.logger().ErrorContext(ctx, "toolmw: diagnostics hook panicked", attrs...)
+		if !finished {
+			o.hookFault(ctx, "toolmw: diagnostics hook panicked", recover(), ev.Details)
 		}
 	}()
 	fn(ctx, ev)
+	finished = true
 }

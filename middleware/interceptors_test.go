@@ -288,7 +288,8 @@ func TestDiagnosticsNotCalled(t *testing.T) {
 		{"raw error after client cancel", canceled, handlerReturning(toolctx.ErrorResult(errors.New("secret")))},
 		{"panic after client cancel", canceled, handlerPanicking("late")},
 		{"raw error after the deadline", expired, handlerReturning(toolctx.ErrorResult(errors.New("secret")))},
-		{"context error", bg, handlerReturning(toolctx.ErrorResult(fmt.Errorf("query: %w", context.Canceled)))},
+		{"context error after client cancel", canceled, handlerReturning(toolctx.ErrorResult(fmt.Errorf("query: %w", context.Canceled)))},
+		{"deadline error after the deadline", expired, handlerReturning(toolctx.ErrorResult(fmt.Errorf("query: %w", context.DeadlineExceeded)))},
 	}
 	for _, c := range cases {
 		for _, withNormalize := range []bool{true, false} {
@@ -304,6 +305,17 @@ func TestDiagnosticsNotCalled(t *testing.T) {
 			require.NotNil(t, res, "%s: a result", c.name)
 			assert.Empty(t, rec.get(), "%s (normalize %v): Diagnostics not called", c.name, withNormalize)
 		}
+	}
+
+	// A context error the live call's context does not explain (the
+	// handler's own inner timeout, say) is a raw failure: reported.
+	for _, cause := range []error{fmt.Errorf("query: %w", context.Canceled), fmt.Errorf("dial: %w", context.DeadlineExceeded)} {
+		rec := &diagRecorder{}
+		res := mustThen(t, middleware.New(middleware.Diagnostics(rec.fn), middleware.Normalize(errs.Normalizer{}), middleware.Recover),
+			handlerReturning(toolctx.ErrorResult(cause))).CallTool(bg, newReq("t"))
+		assert.Equal(t, errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, *res.Error, "%v: while the call is live it is scrubbed", cause)
+		require.Len(t, rec.get(), 1, "%v: Diagnostics is called for a context error of the handler's own", cause)
+		assert.Same(t, cause, rec.get()[0].Err, "%v: with the raw error", cause)
 	}
 
 	// A nil hook is allowed and never called.
@@ -477,9 +489,27 @@ func TestAfterGoexit(t *testing.T) {
 		returned = true
 	}()
 	<-done
-	assert.False(t, returned, "Goexit ends the goroutine")
-	assert.Empty(t, rec.get(), "a Goexit is not a panic to report")
+	assert.False(t, returned, "Goexit ends the goroutine: After lets it continue")
+	infos := rec.get()
+	require.Len(t, infos, 1, "a Goexit is reported once")
+	var pe *errs.PanicError
+	require.ErrorAs(t, infos[0].Cause(), &pe, "as a *errs.PanicError")
+	assert.ErrorIs(t, pe, errs.ErrGoexit, "whose value is errs.ErrGoexit")
+	assert.NotEmpty(t, pe.Stack, "with the stack where the Goexit was seen")
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, Scrubbed: true}, infos[0].Outcome, "an internal failure")
+	assert.Equal(t, "t", infos[0].Details.Tool(), "of the call")
 	assert.Empty(t, buf.String(), "nothing logged")
+
+	// A hook that calls Goexit is logged; the Goexit continues.
+	logger, buf = bufLogger()
+	h = middleware.After(func(context.Context, middleware.CallInfo) { runtime.Goexit() }, middleware.WithFallbackLogger(logger))(handlerReturning(toolctx.TextResult("ok")))
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		h.CallTool(context.Background(), newReq("t"))
+	}()
+	<-done
+	assert.Contains(t, buf.String(), "runtime.Goexit", "a Goexit in the hook is logged")
 }
 
 func TestWhenToolsNot(t *testing.T) {
@@ -525,7 +555,8 @@ func TestTimeout(t *testing.T) {
 	require.True(t, res.IsError, "deadline is a failure")
 	assert.Equal(t, errs.Public{Code: errs.CodeTimeout, Message: "the tool call timed out after 10ms"}, *res.Error, "a public timeout result")
 	assert.False(t, res.Scrubbed(), "an error that wraps the deadline is a public timeout")
-	assert.ErrorContains(t, res.Cause(), "query aborted", "the handler's raw error stays the private cause")
+	assert.Contains(t, fmt.Sprintf("%+v", res.Cause()), "query aborted", "the handler's raw error stays the private cause")
+	assert.NotContains(t, res.Cause().Error(), "query aborted", "which the cause's text does not show")
 
 	// A raw error returned late is scrubbed: the caller gets the timeout,
 	// the audit row the raw message.

@@ -1,9 +1,11 @@
 package middleware
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
 )
 
 // Option configures the hook interceptors, [Diagnostics] and [After].
@@ -44,4 +46,21 @@ func WithNormalizer(n errs.Normalizer) Option {
 // slog.Default().
 func WithFallbackLogger(l *slog.Logger) Option {
 	return func(o *options) { o.fallback = l }
+}
+
+// hookFault reports a hook that panicked with v, or called runtime.Goexit
+// (v nil), to the fallback logger, with the call's details when there is a
+// call. The value is rendered with [errs.Describe], which never panics,
+// whatever its methods do.
+func (o *options) hookFault(ctx context.Context, msg string, v any, call toolctx.Details) {
+	attrs := make([]any, 0, 4)
+	if v == nil {
+		attrs = append(attrs, "panic", "runtime.Goexit")
+	} else {
+		attrs = append(attrs, "panic", errs.Describe(v))
+	}
+	if !call.IsZero() {
+		attrs = append(attrs, "call", call)
+	}
+	o.logger().ErrorContext(ctx, msg, attrs...)
 }

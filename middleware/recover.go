@@ -3,7 +3,6 @@ package middleware
 import (
 	"context"
 
-	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -15,11 +14,17 @@ import (
 //
 // Place it innermost, right around the handler, so that audit and
 // diagnostics are outside it.
+//
+// Recover cannot stop a runtime.Goexit (what t.FailNow does in a test
+// helper): no deferred function can. [After] and [Diagnostics] report a
+// Goexit that passes through them; the adapters run the chain on a
+// goroutine of their own and answer such a call with the generic internal
+// failure.
 func Recover(next toolctx.Handler) toolctx.Handler {
 	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
 		defer func() {
 			if v := recover(); v != nil {
-				res = toolctx.ErrorResult(errs.NewPanicError(v))
+				res = toolctx.ErrorResult(panicError(v, false))
 			}
 		}()
 		return next.CallTool(ctx, req)

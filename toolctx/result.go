@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/ctxend"
+	"github.com/toolmw/toolmw/internal/errchain"
 )
 
 // CallResult is the outcome of a tool call.
@@ -98,18 +100,25 @@ type Outcome struct {
 	Failed bool
 	// Public is the envelope the caller sees when Failed.
 	Public errs.Public
-	// Scrubbed reports that the raw message was replaced by a public one
-	// because it may not be shown: the generic message, or the canceled or
-	// timeout message of a raw failure after the call's context ended. Then,
-	// and only then, the audit row records the raw message.
+	// Scrubbed reports that the caller's message is not the cause's: a raw
+	// message replaced by a public one because it may not be shown (the
+	// generic message, or the canceled or timeout message of a raw failure
+	// after the call's context ended), or a handler's public failure that
+	// middleware.Timeout replaced with its timeout after the deadline. Then,
+	// and only then, the audit row records the cause's server-side text
+	// ([errs.Describe]).
 	Scrubbed bool
 }
 
 // Classify returns the outcome of r as the caller will see it, under n,
-// whether or not r was normalized yet. ctx is the call's context: a raw
-// failure after the context ended (the handler's "connection reset", say)
-// is shown as canceled or timeout, still Scrubbed, so that the audit row
-// keeps its raw message; a panic stays an internal failure.
+// whether or not r was normalized yet. ctx is the call's context, and
+// whether it has ended is read from the clock where it has a deadline (a
+// late timer sets ctx.Err() late): a raw failure after the context ended
+// (the handler's "connection reset", say) is shown as canceled or timeout,
+// still Scrubbed, so that the audit row keeps its raw message; a panic
+// stays an internal failure. A context error while the call is live (the
+// handler's own inner timeout) is a raw failure (see
+// [errs.Normalizer.NormalizeCall]).
 func Classify(ctx context.Context, r *CallResult, n errs.Normalizer) Outcome {
 	switch {
 	case r == nil:
@@ -123,11 +132,12 @@ func Classify(ctx context.Context, r *CallResult, n errs.Normalizer) Outcome {
 	case r.cause == nil:
 		return Outcome{Failed: true, Public: errs.Public{Code: errs.CodeToolError, Message: r.text()}}
 	}
-	pub, scrubbed := n.Normalize(r.cause)
-	if scrubbed && ctx.Err() != nil {
-		var pe *errs.PanicError
-		if !errors.As(r.cause, &pe) {
-			pub, _ = n.Normalize(ctx.Err())
+	pub, scrubbed := n.NormalizeCall(ctx, r.cause)
+	if scrubbed {
+		if end := ctxend.Err(ctx); end != nil {
+			if _, panicked := errchain.As[*errs.PanicError](r.cause); !panicked {
+				pub, _ = n.Normalize(end)
+			}
 		}
 	}
 	return Outcome{Failed: true, Public: pub, Scrubbed: scrubbed}

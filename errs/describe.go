@@ -1,0 +1,125 @@
+package errs
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/toolmw/toolmw/internal/errchain"
+)
+
+// Describe returns the text of v for the server side (an audit row, a log
+// line, a diagnostics report): a raw error's Error text, an [*Error]'s
+// public message with its private cause (as %+v prints it), a
+// [*PanicError]'s "panic: " and value, any other value as %v prints it.
+// The private cause of an *Error wrapped inside an error, which that
+// error's text leaves out, is appended, as
+// "load: no such invoice [cause of not_found: pq: ...]". Never send it to
+// the client.
+//
+// Describe never panics. A value whose rendering panics (an Error, String
+// or Format method that panics, a method on a nil pointer receiver) is
+// described by a placeholder naming its type, so the record of a call is
+// written whatever the handler returned or panicked with.
+func Describe(v any) string { return describe(v, 0) }
+
+// describe is Describe; depth bounds the description of a panic raised by
+// a rendering (whose value may panic when rendered in turn).
+func describe(v any, depth int) (s string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s = placeholder(v, r, depth)
+		}
+	}()
+	switch x := v.(type) {
+	case nil:
+		return "<nil>"
+	case string:
+		return x
+	case *Error:
+		return fmt.Sprintf("%+v", x)
+	case *PanicError:
+		return x.Error() // the value's description
+	case error:
+		s = x.Error()
+		if strings.Contains(s, panicMark) {
+			// A wrapper whose text was made by fmt while a wrapped
+			// error's Error panicked: describe what it wraps.
+			return s + wrapped(x, depth)
+		}
+		return s + privateCauses(x, depth)
+	case fmt.Stringer:
+		if _, ok := v.(fmt.Formatter); !ok {
+			return x.String()
+		}
+	}
+	s = fmt.Sprintf("%v", v)
+	if strings.Contains(s, panicMark) {
+		// fmt caught a panic in a String or Format method: say so in
+		// the same words as for any other rendering that panicked.
+		return fmt.Sprintf("!(%T: its Format or String method panicked: %s)", v, s)
+	}
+	return s
+}
+
+// placeholder describes v, whose rendering panicked with r.
+func placeholder(v, r any, depth int) string {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return fmt.Sprintf("!(%T: nil pointer; rendering it panicked)", v)
+	}
+	if depth >= maxDescribeDepth {
+		return fmt.Sprintf("!(%T: rendering it panicked)", v)
+	}
+	s := fmt.Sprintf("!(%T: rendering it panicked: %s)", v, describe(r, depth+1))
+	if err, ok := v.(error); ok {
+		// Describe what it wraps, whose text its own would have held (a
+		// join with one bad member, say).
+		s += wrapped(err, depth)
+	}
+	return s
+}
+
+// maxDescribeDepth bounds how deep a description goes into what a value
+// wraps, and into the panics its rendering raised.
+const maxDescribeDepth = 6
+
+// panicMark is how fmt marks a panic it recovered in a method.
+const panicMark = "(PANIC="
+
+// wrapped describes what err wraps, as " wrapping [a; b]", or "".
+func wrapped(err error, depth int) string {
+	inner := errchain.Unwrap(err)
+	if len(inner) == 0 || depth >= maxDescribeDepth {
+		return ""
+	}
+	parts := make([]string, 0, len(inner))
+	for _, e := range inner {
+		if e != nil {
+			parts = append(parts, describe(e, depth+1))
+		}
+	}
+	return " wrapping [" + strings.Join(parts, "; ") + "]"
+}
+
+// privateCauses describes the private causes of the *Errors in err's chain
+// (below err itself), which err's text leaves out.
+func privateCauses(err error, depth int) string {
+	if depth >= maxDescribeDepth {
+		return "" // a cause that wraps its own wrapper: enough
+	}
+	var b strings.Builder
+	first := true
+	errchain.Walk(err, func(e error) bool {
+		pe, ok := e.(*Error)
+		if first || !ok {
+			first = false
+			return true
+		}
+		if pe != nil && pe.cause != nil {
+			// The description of the cause covers what it wraps.
+			b.WriteString(" [cause of " + string(pe.Public().Code) + ": " + describe(pe.cause, depth+1) + "]")
+		}
+		return false
+	})
+	return b.String()
+}

@@ -1,0 +1,202 @@
+// Package errchain walks an error's chain (through Unwrap() error and
+// Unwrap() []error, honouring Is and As methods) the way errors.Is and
+// errors.As do, with two differences that matter on the failure path of a
+// tool call, where the error is whatever a handler returned:
+//
+//   - the walk terminates: it goes at most [MaxDepth] errors deep and
+//     visits at most [MaxNodes] errors in all, so a cyclic Unwrap chain (an
+//     error whose Unwrap returns itself, or a Join that contains its own
+//     wrapper) ends that branch of the walk instead of hanging the call;
+//   - it never panics: an Unwrap, Is or As method that panics counts as
+//     "no further error", "no match" and "no match".
+//
+// It is generic over the target type, so looking for a concrete type
+// neither reflects nor allocates (errors.As takes its target as an any,
+// which escapes to the heap on every call).
+package errchain
+
+// MaxDepth is how deep a walk goes at most: a real chain is a few errors
+// long, and a branch deeper than this is treated as ending there (so a
+// cycle in one branch of a Join does not hide a match in the next).
+const MaxDepth = 100
+
+// MaxNodes is how many errors a walk visits at most, over all branches.
+const MaxNodes = 1024
+
+// As returns the first error in err's chain that is an E (or whose As
+// method sets an E), in errors.As's order: depth-first, pre-order. Unlike
+// errors.As it skips a zero E (a typed nil *errs.Error, say), which holds
+// nothing to read, and goes on to the next match.
+func As[E error](err error) (E, bool) {
+	budget := MaxNodes
+	return as[E](err, 0, &budget)
+}
+
+func as[E error](err error, depth int, budget *int) (E, bool) {
+	var zero E
+	for ; err != nil; depth++ {
+		if *budget <= 0 || depth >= MaxDepth {
+			return zero, false
+		}
+		*budget--
+		if e, ok := err.(E); ok && !isZero(e) {
+			return e, true
+		}
+		if x, ok := err.(interface{ As(any) bool }); ok {
+			if e, ok := callAs[E](x); ok && !isZero(e) {
+				return e, true
+			}
+		}
+		many, next := unwrap(err)
+		if many == nil {
+			err = next
+			continue
+		}
+		for _, inner := range many {
+			if e, ok := as[E](inner, depth+1, budget); ok {
+				return e, true
+			}
+		}
+		return zero, false
+	}
+	return zero, false
+}
+
+// Is reports whether target is in err's chain, compared with == where
+// both are comparable and through Is methods, in errors.Is's order.
+func Is(err, target error) bool {
+	if err == nil || target == nil {
+		return err == target
+	}
+	budget := MaxNodes
+	return is(err, target, 0, &budget)
+}
+
+func is(err, target error, depth int, budget *int) bool {
+	for ; err != nil; depth++ {
+		if *budget <= 0 || depth >= MaxDepth {
+			return false
+		}
+		*budget--
+		if equal(err, target) {
+			return true
+		}
+		if x, ok := err.(interface{ Is(error) bool }); ok && callIs(x, target) {
+			return true
+		}
+		many, next := unwrap(err)
+		if many == nil {
+			err = next
+			continue
+		}
+		for _, inner := range many {
+			if is(inner, target, depth+1, budget) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// unwrap returns what err wraps: one error, or a non-nil list. A panic in
+// the Unwrap method counts as nothing wrapped.
+func unwrap(err error) (many []error, next error) {
+	defer func() {
+		if recover() != nil {
+			many, next = nil, nil
+		}
+	}()
+	switch x := err.(type) {
+	case interface{ Unwrap() error }:
+		return nil, x.Unwrap()
+	case interface{ Unwrap() []error }:
+		many = x.Unwrap()
+		if many == nil {
+			many = []error{}
+		}
+		return many, nil
+	}
+	return nil, nil
+}
+
+func callAs[E error](x interface{ As(any) bool }) (e E, ok bool) {
+	defer func() {
+		if recover() != nil {
+			var zero E
+			e, ok = zero, false
+		}
+	}()
+	ok = x.As(&e)
+	return e, ok
+}
+
+func callIs(x interface{ Is(error) bool }, target error) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return x.Is(target)
+}
+
+// equal is err == target, which panics when both hold the same
+// uncomparable dynamic type (a struct with a slice field, say): then they
+// are not equal.
+func equal(err, target error) (eq bool) {
+	defer func() {
+		if recover() != nil {
+			eq = false
+		}
+	}()
+	return err == target
+}
+
+// Walk calls fn for err and each error in its chain, in errors.As's order,
+// within the same bounds as As; fn returns whether to go on into what the
+// error wraps. A nil err is not visited.
+func Walk(err error, fn func(error) (descend bool)) {
+	budget := MaxNodes
+	walk(err, fn, 0, &budget)
+}
+
+func walk(err error, fn func(error) bool, depth int, budget *int) {
+	for ; err != nil; depth++ {
+		if *budget <= 0 || depth >= MaxDepth {
+			return
+		}
+		*budget--
+		if !fn(err) {
+			return
+		}
+		many, next := unwrap(err)
+		if many == nil {
+			err = next
+			continue
+		}
+		for _, inner := range many {
+			walk(inner, fn, depth+1, budget)
+		}
+		return
+	}
+}
+
+// isZero reports whether e is the zero E (a nil pointer, for the pointer
+// types As is used with).
+func isZero[E error](e E) bool {
+	var zero E
+	return equal(e, zero)
+}
+
+// Unwrap returns what err wraps, as a list (empty when nothing), without
+// panicking: a panicking Unwrap method wraps nothing.
+func Unwrap(err error) []error {
+	many, next := unwrap(err)
+	if many != nil {
+		return many
+	}
+	if next != nil {
+		return []error{next}
+	}
+	return nil
+}

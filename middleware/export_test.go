@@ -1,0 +1,4 @@
+package middleware
+
+// TimeoutWithClock is Timeout reading the given clock.
+var TimeoutWithClock = timeout
