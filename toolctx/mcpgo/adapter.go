@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"sync"
@@ -104,9 +105,12 @@ type call struct {
 	// and valid against the output schema where that applies): the answer
 	// needs no second check when it is that one.
 	checked *mcp.CallToolResult
-	// done is where the goroutine running the chain reports.
-	done sync.WaitGroup
-	res  *toolctx.CallResult
+	// done is where the goroutine running the chain reports: the chain's
+	// result res and, when answer is set, out, the answer for mcp-go.
+	done   sync.WaitGroup
+	res    *toolctx.CallResult
+	answer bool
+	out    *mcp.CallToolResult
 	// one is storage for the common result of one text content, so that
 	// converting it allocates nothing more.
 	one struct {
@@ -236,10 +240,27 @@ func (a *adapter) middleware() server.ToolHandlerMiddleware {
 
 func (a *adapter) serve(ctx context.Context, request mcp.CallToolRequest, next server.ToolHandlerFunc) *mcp.CallToolResult {
 	a.markEntered(ctx)
-	c := &call{Context: ctx, mreq: request, next: next}
+	c := &call{Context: ctx, mreq: request, next: next, answer: true}
 	fillRequest(&c.req, ctx, &request, a.cfg.transport)
-	res := a.run(c)
-	res = toolctx.Normalized(ctx, res, a.cfg.normalizer)
+	a.run(c)
+	return c.out
+}
+
+// answer sets c.out, what mcp-go gets for the chain's result c.res: its
+// normalized public fields, or the very result the handler returned when
+// the chain passed a success through. It runs on the adapter's goroutine,
+// after the chain (from runChain's deferred function, so after a Goexit
+// too): normalizing calls the cause's Is and As methods, which may panic,
+// and a panic here becomes the generic failure.
+func (a *adapter) answer(c *call) {
+	defer func() {
+		if v := recover(); v != nil {
+			a.logSafely(c, "toolmw/mcpgo: normalizing the tool middleware chain's result panicked; the client gets the generic failure",
+				"panic", fmt.Sprint(v))
+			c.out = genericFailure(a.cfg.normalizer.GenericMessage)
+		}
+	}()
+	res := toolctx.Normalized(c.Context, c.res, a.cfg.normalizer)
 	var out *mcp.CallToolResult
 	switch {
 	case !res.IsError && res == c.tres && c.mres != nil:
@@ -249,19 +270,39 @@ func (a *adapter) serve(ctx context.Context, request mcp.CallToolRequest, next s
 	default:
 		out = toMCP(res)
 	}
-	if out == c.checked {
-		return out
+	if out != c.checked {
+		// An interceptor made this result (or the chain's normalized
+		// failure carries public detail): check it as the terminal checks a
+		// handler's. The chain has ended, so a failure here can only be
+		// logged.
+		if err := a.checkAnswer(c.Context, c.mreq.Params.Name, out); err != nil {
+			a.logSafely(c, "toolmw/mcpgo: the tool middleware chain's result cannot be sent; the client gets the generic failure",
+				"error", fmt.Sprint(err))
+			out = genericFailure(a.cfg.normalizer.GenericMessage)
+		}
 	}
-	// An interceptor made this result (or the chain's normalized failure
-	// carries public detail): check it as the terminal checks a handler's.
-	// The chain has ended, so a failure here can only be logged.
-	if err := a.checkAnswer(ctx, request.Params.Name, out); err != nil {
-		a.cfg.log().ErrorContext(ctx, "toolmw/mcpgo: the tool middleware chain's result cannot be sent; the client gets the generic failure",
-			"tool", c.req.Tool, "call_id", c.req.CallID, "error", err.Error())
-		n := errs.Normalizer{GenericMessage: a.cfg.normalizer.GenericMessage}
-		out = toMCP(toolctx.Normalized(ctx, toolctx.ErrorResult(err), n))
+	c.out = out
+}
+
+// genericFailure is the internal failure with the generic message (msg, or
+// errs.GenericMessage when empty), built from constants only.
+func genericFailure(msg string) *mcp.CallToolResult {
+	if msg == "" {
+		msg = errs.GenericMessage
 	}
-	return out
+	return &mcp.CallToolResult{
+		Result:  mcp.Result{Meta: &mcp.Meta{AdditionalFields: map[string]any{toolctx.ErrorMetaKey: map[string]any{"code": string(errs.CodeInternal)}}}},
+		Content: []mcp.Content{mcp.NewTextContent(msg)},
+		IsError: true,
+	}
+}
+
+// logSafely logs to the adapter's logger; a logger that panics is ignored.
+// Values that print a raw cause are rendered with fmt, which survives their
+// Error and String methods panicking.
+func (a *adapter) logSafely(c *call, msg string, args ...any) {
+	defer func() { _ = recover() }()
+	a.cfg.log().ErrorContext(c.Context, msg, append([]any{"tool", c.req.Tool, "call_id", c.req.CallID}, args...)...)
 }
 
 // run calls the chain on a goroutine of its own and waits for it, so that
@@ -269,6 +310,7 @@ func (a *adapter) serve(ctx context.Context, request mcp.CallToolRequest, next s
 // goroutine (a stdio worker, the in-process caller): a panic that escapes
 // the chain is recovered, and a Goexit ends only the adapter's goroutine,
 // the call ending as the internal failure errs.NewPanicError(errs.ErrGoexit).
+// When c.answer is set, c.out is the answer for mcp-go.
 func (a *adapter) run(c *call) *toolctx.CallResult {
 	c.done.Add(1)
 	go a.runChain(c)
@@ -279,6 +321,7 @@ func (a *adapter) run(c *call) *toolctx.CallResult {
 func (a *adapter) runChain(c *call) {
 	returned := false
 	defer func() {
+		defer c.done.Done()
 		if !returned {
 			// Neither a return nor a panic: runtime.Goexit (panic(nil) is
 			// a *runtime.PanicNilError since Go 1.21).
@@ -288,11 +331,12 @@ func (a *adapter) runChain(c *call) {
 				v, what = errs.ErrGoexit, "runtime.Goexit was called in the tool middleware chain; the call ends as an internal failure"
 			}
 			pe := errs.NewPanicError(v)
-			a.cfg.log().ErrorContext(c.Context, "toolmw/mcpgo: "+what,
-				"tool", c.req.Tool, "call_id", c.req.CallID, "panic", pe.Error(), "stack", string(pe.Stack))
+			a.logSafely(c, "toolmw/mcpgo: "+what, "panic", fmt.Sprint(pe), "stack", string(pe.Stack))
 			c.res = toolctx.ErrorResult(pe)
 		}
-		c.done.Done()
+		if c.answer {
+			a.answer(c)
+		}
 	}()
 	c.res = a.handler.CallTool(c, &c.req)
 	returned = true

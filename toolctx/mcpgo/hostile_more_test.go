@@ -444,3 +444,114 @@ func TestHostileRandom(t *testing.T) {
 		assertClean(t, w, "random")
 	}
 }
+
+// errorPanics is an error whose methods panic with the canary.
+type errorPanics struct {
+	msg    string
+	method string // "Error", "Is", "Unwrap"
+}
+
+func (e errorPanics) Error() string {
+	if e.method == "Error" {
+		panic("Error: " + e.msg)
+	}
+	return "error panics"
+}
+
+func (e errorPanics) Is(error) bool {
+	if e.method == "Is" {
+		panic("Is: " + e.msg)
+	}
+	return false
+}
+
+func (e errorPanics) Unwrap() error {
+	if e.method == "Unwrap" {
+		panic("Unwrap: " + e.msg)
+	}
+	return nil
+}
+
+// TestPanickingErrorMethods: errors whose Error, Is or Unwrap method panics
+// (returned, or as a panic value), behind the full chain, behind an empty
+// chain (the adapter normalizes) and from a toolmw handler on a server
+// without the adapter, and an interceptor's Goexit on a call mcp-go
+// rejected (the hooks run the chain): nothing reaches the client, and the
+// server keeps answering on every transport.
+func TestPanickingErrorMethods(t *testing.T) {
+	type variant struct {
+		name string
+		opts func(rec *recorder) []server.ServerOption
+	}
+	ghost := func(next toolctx.Handler) toolctx.Handler {
+		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			if req.Tool == "ghost" {
+				runtime.Goexit()
+			}
+			return next.CallTool(ctx, req)
+		})
+	}
+	variants := []variant{
+		{"full chain", func(rec *recorder) []server.ServerOption {
+			return []server.ServerOption{mcpgo.ServerOption(rec.hostileChain().Append(ghost).Middleware(), mcpgo.WithLogger(discardLogger()))}
+		}},
+		{"empty chain", func(rec *recorder) []server.ServerOption {
+			return []server.ServerOption{mcpgo.ServerOption(ghost, mcpgo.WithLogger(discardLogger()))}
+		}},
+		{"no adapter", func(rec *recorder) []server.ServerOption { return nil }},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			rec := &recorder{}
+			build := func(t *testing.T) *server.MCPServer {
+				s := server.NewMCPServer("methods", "1.0.0", v.opts(rec)...)
+				require.NoError(t, mcpgo.AddTool(s, mcp.NewTool("tm", hostileInput), toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+					var a hostileArgs
+					_ = json.Unmarshal(req.Arguments, &a)
+					method, how, _ := strings.Cut(a.Shape, "/")
+					err := errorPanics{msg: a.Canary, method: method}
+					if how == "panic" {
+						panic(err)
+					}
+					return toolctx.ErrorResult(fmt.Errorf("wrapped: %w", err))
+				})))
+				s.AddTool(mcp.NewTool("native", hostileInput), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					method, how, _ := strings.Cut(req.GetString("shape", ""), "/")
+					err := errorPanics{msg: req.GetString("canary", ""), method: method}
+					if how == "panic" {
+						panic(err)
+					}
+					return nil, err
+				})
+				s.AddTool(mcp.NewTool("ok"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return mcp.NewToolResultText("hello"), nil
+				})
+				return s
+			}
+			for _, w := range allWires(t, build) {
+				tools := []string{"tm"}
+				if v.name != "no adapter" {
+					tools = append(tools, "native")
+				}
+				for _, tool := range tools {
+					for _, method := range []string{"Error", "Is", "Unwrap"} {
+						for _, how := range []string{"return", "panic"} {
+							res, err := call(t, w, tool, map[string]any{"shape": method + "/" + how, "canary": "CANARY-" + method + "-" + how})
+							require.NoError(t, err, "%s %s %s %s", w.name, tool, method, how)
+							assert.True(t, res.IsError, "%s %s %s %s", w.name, tool, method, how)
+						}
+					}
+				}
+				if v.name != "no adapter" {
+					_, err := call(t, w, "ghost", nil)
+					require.Error(t, err, w.name)
+					assert.Contains(t, err.Error(), "not found", w.name)
+				}
+				res, err := call(t, w, "ok", nil)
+				require.NoError(t, err, w.name)
+				assert.Equal(t, "hello", text(res), "%s: the server still answers", w.name)
+				assertClean(t, w, v.name)
+			}
+		})
+	}
+}

@@ -135,8 +135,7 @@ func (r *registered) handle(ctx context.Context, request mcp.CallToolRequest) (*
 	}
 	var req toolctx.Request
 	fillRequest(&req, ctx, &request, r.cfg.transport)
-	_, out := r.result(ctx, r.callAlone(ctx, &req))
-	return out, nil
+	return r.alone(ctx, &req), nil
 }
 
 // result checks a successful result of h as the client will get it: it
@@ -179,16 +178,20 @@ func (r *registered) callRecovering(ctx context.Context, req *toolctx.Request) (
 	return r.h.CallTool(ctx, req)
 }
 
-// callAlone runs h when no adapter is outside, on a goroutine of its own,
-// so that a runtime.Goexit in h ends that goroutine only: the call is then
-// an internal failure ([errs.ErrGoexit]) and mcp-go's goroutine goes on.
-func (r *registered) callAlone(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+// alone runs h when no adapter is outside, on a goroutine of its own, and
+// returns the answer for mcp-go. A runtime.Goexit in h ends that goroutine
+// only (the call is then an internal failure, [errs.ErrGoexit]) and mcp-go's
+// goroutine goes on; a panic in h, or in normalizing its result (the
+// cause's Is and As methods), is the generic failure too.
+func (r *registered) alone(ctx context.Context, req *toolctx.Request) *mcp.CallToolResult {
 	var res *toolctx.CallResult
+	var out *mcp.CallToolResult
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		returned := false
 		defer func() {
+			defer wg.Done()
 			if !returned {
 				v := recover()
 				if v == nil {
@@ -196,11 +199,16 @@ func (r *registered) callAlone(ctx context.Context, req *toolctx.Request) *toolc
 				}
 				res = toolctx.ErrorResult(errs.NewPanicError(v))
 			}
-			wg.Done()
+			defer func() {
+				if recover() != nil {
+					out = genericFailure(r.cfg.normalizer.GenericMessage)
+				}
+			}()
+			_, out = r.result(ctx, res)
 		}()
 		res = r.h.CallTool(ctx, req)
 		returned = true
 	}()
 	wg.Wait()
-	return res
+	return out
 }
