@@ -33,8 +33,8 @@ import (
 // on. A toolmw handler on a server without the adapter is covered too.
 func TestGoexitLeavesServerAsItWas(t *testing.T) {
 	const workers = 2
+	rec := &recorder{}
 	build := func(t *testing.T, withAdapter bool) *server.MCPServer {
-		rec := &recorder{}
 		var opts []server.ServerOption
 		if withAdapter {
 			opts = append(opts, mcpgo.ServerOption(rec.hostileChain().Middleware(), mcpgo.WithLogger(discardLogger())))
@@ -71,10 +71,19 @@ func TestGoexitLeavesServerAsItWas(t *testing.T) {
 			for _, w := range ws {
 				for i := range 3 * workers {
 					tool := tools[i%len(tools)]
+					rec.reset()
 					res, err := call(t, w, tool, map[string]any{"shape": "goexit", "canary": "CANARY-goexit"})
 					require.NoError(t, err, "%s %s #%d", w.name, tool, i)
 					assert.True(t, res.IsError, "%s %s", w.name, tool)
 					assert.Equal(t, errs.GenericMessage, text(res), "%s %s", w.name, tool)
+					if withAdapter {
+						diags, rows, _ := rec.snapshot()
+						require.Len(t, rows, 1, "%s %s: a row", w.name, tool)
+						assert.ErrorIs(t, rows[0].Cause(), errs.ErrGoexit, "%s %s", w.name, tool)
+						assert.Equal(t, errs.CodeInternal, rows[0].Outcome.Public.Code, "%s %s", w.name, tool)
+						require.Len(t, diags, 1, "%s %s: a diagnostics event", w.name, tool)
+						assert.ErrorIs(t, diags[0].Err, errs.ErrGoexit, "%s %s", w.name, tool)
+					}
 				}
 				res, err := call(t, w, "ok", nil)
 				require.NoError(t, err, w.name)

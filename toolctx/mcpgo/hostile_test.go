@@ -435,7 +435,18 @@ func TestHostileShapes(t *testing.T) {
 								continue
 							}
 							assert.Equal(t, errs.GenericMessage, text(res), what)
-							if sh.goexit || !inChain(tool, sh) {
+							if sh.goexit {
+								// After and Diagnostics report a Goexit
+								// from their deferred functions.
+								require.Len(t, rows, 1, what)
+								assert.True(t, rows[0].Outcome.Scrubbed, what)
+								assert.Equal(t, errs.CodeInternal, rows[0].Outcome.Public.Code, what)
+								assert.ErrorIs(t, rows[0].Cause(), errs.ErrGoexit, what)
+								require.Len(t, diags, 1, what)
+								assert.ErrorIs(t, diags[0].Err, errs.ErrGoexit, what)
+								continue
+							}
+							if !inChain(tool, sh) {
 								continue
 							}
 							require.Len(t, rows, 1, what)
