@@ -195,12 +195,13 @@ func TestBehaviourTable(t *testing.T) {
 	}
 }
 
-// TestCanary runs ≥1,000 generated failures per transport, concurrently, and
+// TestCanary runs ≥1,000 generated failures per transport (in-process,
+// streamable HTTP, SSE, stdio), concurrently, and
 // checks that no byte the client receives holds a canary while the
 // diagnostics events and After records of the scrubbed failures do.
 func TestCanary(t *testing.T) {
 	const calls = 1200
-	for name, mk := range wires(t) {
+	for name, mk := range everyWire(t) {
 		t.Run(name, func(t *testing.T) {
 			rec := &recorder{}
 			w := mk(t, rec)

@@ -390,6 +390,14 @@ func wires(t *testing.T) map[string]func(*testing.T, *recorder) *wire {
 	}
 }
 
+// everyWire is wires with mcp-go's SSE and stdio transports too.
+func everyWire(t *testing.T) map[string]func(*testing.T, *recorder) *wire {
+	m := wires(t)
+	m["sse"] = func(t *testing.T, rec *recorder) *wire { return sseWire(t, newServer(t, rec)) }
+	m["stdio"] = func(t *testing.T, rec *recorder) *wire { return stdioWire(t, newServer(t, rec)) }
+	return m
+}
+
 func call(t testing.TB, w *wire, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
