@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"reflect"
-	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -64,8 +62,10 @@ func WithTransport(t toolctx.Transport) Option {
 }
 
 // WithFallbackLogger sets where the adapter reports a panic that escaped the
-// whole chain (no middleware.Recover in it): the value and the stack are
-// logged there, server-side, and the client gets the generic message.
+// whole chain (no middleware.Recover in it), a runtime.Goexit during a call,
+// and a result the chain returned that cannot be encoded: the value and the
+// stack are logged there, server-side, and the client gets the generic
+// message.
 // (Put middleware.Recover innermost in the chain so that the chain's own
 // hooks see panics as failures.)
 // Default: slog.Default().
@@ -94,26 +94,33 @@ func Install(s *mcp.Server, m toolctx.Middleware, opts ...Option) {
 //   - an isError result carrying [mcp.CallToolResult.GetError] (a typed
 //     handler's error): a failure whose raw cause is that error. The text the
 //     SDK copied into the content is dropped;
-//   - the SDK's own input-validation failure of a typed tool: an
-//     [errs.CodeInvalidArguments] failure whose public message is the SDK's
-//     validation message (it describes only the caller's arguments);
+//   - the SDK's own input-validation failure of a typed tool (the
+//     arguments fail the tool's input schema, so the tool's function was
+//     not entered): an [errs.CodeInvalidArguments] failure whose public
+//     message is the adapter's validation message of those arguments (it
+//     describes only what the caller sent);
 //   - an isError result without GetError (a handler's own): public as is;
 //   - a Go error (a raw handler's error, an output-schema failure, an
 //     error from SDK middleware inside this one, a [*jsonrpc.Error] returned
-//     by a handler): a failure whose raw cause is that error;
+//     by a handler, whatever its code and text): a failure whose raw cause
+//     is that error; except a handler's URL elicitation, which passes (see
+//     the package documentation);
+//   - a result that cannot be encoded as JSON: a failure whose raw cause
+//     says why;
 //   - a panic in the SDK or the handler: a failure whose cause is an
 //     [*errs.PanicError];
-//   - the SDK's "unknown tool" protocol error: an [errs.CodeUnknownTool]
-//     failure; if the chain lets it through, the client gets the SDK's
-//     protocol error unchanged. The chain does run for unknown tools, so
-//     guards and audit see the attempt.
+//   - the SDK's refusal of a tool that is not in the server's tool table:
+//     an [errs.CodeUnknownTool] failure; if the chain lets it through, the
+//     client gets an unknown-tool protocol error. The chain does run for
+//     unknown tools, so guards and audit see the attempt.
 //
 // The chain's result is then normalized ([toolctx.Normalized], default
 // rules) and written back with public fields only; a failure carries its
 // code and public detail under _meta[[toolctx.ErrorMetaKey]]. A successful
 // result the chain did not replace goes back exactly as the SDK produced it.
-// A panic that escapes the chain is recovered as a last resort (see
-// [WithFallbackLogger]). When the client cancelled the call, the SDK still
+// The chain runs on a goroutine of its own: a panic that escapes it is
+// recovered as a last resort, and a runtime.Goexit in it ends the call as
+// an internal failure (see [WithFallbackLogger]). When the client cancelled the call, the SDK still
 // writes a response; the adapter makes it a content-free canceled result,
 // whatever the handler returned late.
 func Middleware(m toolctx.Middleware, opts ...Option) mcp.Middleware {
@@ -151,6 +158,12 @@ type call struct {
 	runs  atomic.Int32
 	first invocation                 // the terminal's first run, without an allocation
 	last  atomic.Pointer[invocation] // the terminal's latest run
+
+	// The chain's run on a goroutine of its own (see run).
+	h       toolctx.Handler
+	wg      sync.WaitGroup
+	res     *toolctx.CallResult // what the chain returned
+	escaped *errs.PanicError    // or the panic or Goexit that ended it
 }
 
 // Value returns c for callKey and defers to the SDK's context otherwise.
@@ -171,7 +184,10 @@ type invocation struct {
 	passed    *toolctx.CallResult // conversion of a successful sdkResult (points to ok)
 	ok        toolctx.CallResult
 	proto     *protocolError      // an SDK protocol error to pass through
-	direct    *toolctx.CallResult // the result of a tool added with AddTool
+	direct    *toolctx.CallResult // the result of a tool added with AddTool, when hasDirect
+	hasDirect bool
+	wire      *mcp.CallToolResult // the encoded form of wireFor, a direct success
+	wireFor   *toolctx.CallResult
 }
 
 // protocolError is an SDK protocol error the client gets unchanged when the
@@ -198,20 +214,63 @@ var (
 	errNilSDKResult = errors.New("mcpsdk: the SDK returned neither a result nor an error")
 )
 
-func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallToolRequest) (result mcp.Result, err error) {
-	growStack()
-	c := &call{Context: ctx, sdk: sreq}
+func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallToolRequest) (mcp.Result, error) {
+	c := &call{Context: ctx, sdk: sreq, h: h}
 	cfg.fill(ctx, &c.req, sreq)
+	c.wg.Add(1)
+	go c.run()
+	c.wg.Wait()
+	res := c.res
+	if c.escaped != nil {
+		cfg.logEscaped(ctx, &c.req, c.escaped, true)
+		res = toolctx.ErrorResult(c.escaped)
+	}
+	return cfg.finish(ctx, c, res)
+}
+
+// run runs the chain for c on a goroutine of its own (serve waits for it),
+// because a runtime.Goexit in the chain (what t.FailNow does) cannot be
+// stopped: it would end the SDK's goroutine for the request, which then
+// never answers, and on HTTP keeps the session from closing. Here it ends
+// only this goroutine, and run's deferred function, which sees neither a
+// return nor a panic, records it. A panic that escaped the chain (no
+// middleware.Recover in it) is recorded the same way.
+func (c *call) run() {
+	growStack()
+	defer c.wg.Done()
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
-			pe := errs.NewPanicError(v)
-			cfg.logger().ErrorContext(ctx, "toolmw/mcpsdk: a panic escaped the middleware chain; add middleware.Recover to the chain",
-				"panic", pe.Error(), "call", toolctx.DetailsOf(&c.req), "stack", string(pe.Stack))
-			result, err = cfg.finish(ctx, c, toolctx.ErrorResult(pe))
+		if !returned {
+			c.escaped = escapedPanic(recover())
 		}
 	}()
-	res := h.CallTool(c, &c.req)
-	return cfg.finish(ctx, c, res)
+	c.res = c.h.CallTool(c, &c.req)
+	returned = true
+}
+
+// escapedPanic is the cause of a goroutine that ended without returning:
+// v is what recover returned in its deferred function, nil for a Goexit.
+// (A panic(nil) recovers as a *runtime.PanicNilError since Go 1.21; under
+// GODEBUG=panicnil=1 it is taken for a Goexit, which ends the same way.)
+func escapedPanic(v any) *errs.PanicError {
+	if v == nil {
+		v = errs.ErrGoexit
+	}
+	return errs.NewPanicError(v)
+}
+
+// logEscaped reports a panic or Goexit that escaped the whole chain to the
+// fallback logger, with its stack: the chain's own hooks may not have seen
+// it.
+func (cfg *config) logEscaped(ctx context.Context, req *toolctx.Request, pe *errs.PanicError, inChain bool) {
+	msg := "toolmw/mcpsdk: a panic escaped the middleware chain; add middleware.Recover to the chain"
+	if !inChain {
+		msg = "toolmw/mcpsdk: a tool panicked"
+	}
+	if pe.Value == errs.ErrGoexit {
+		msg = "toolmw/mcpsdk: runtime.Goexit was called during a tool call; the call ends as an internal failure"
+	}
+	cfg.logger().ErrorContext(ctx, msg, "panic", pe.Error(), "call", toolctx.DetailsOf(req), "stack", string(pe.Stack))
 }
 
 func (cfg *config) finish(ctx context.Context, c *call, res *toolctx.CallResult) (mcp.Result, error) {
@@ -227,14 +286,58 @@ func (cfg *config) finish(ctx context.Context, c *call, res *toolctx.CallResult)
 			return nil, inv.proto.wire
 		}
 		if inv.passed != nil && res == inv.passed {
-			return inv.sdkResult, nil
+			return inv.sdkResult, nil // encoded by the terminal
+		}
+		if inv.wire != nil && res == inv.wireFor {
+			return inv.wire, nil // encoded by the terminal
 		}
 	}
 	var shell *mcp.CallToolResult
 	if inv != nil {
 		shell = inv.sdkResult
 	}
-	return toSDKResult(shell, toolctx.Normalized(ctx, res, errs.Normalizer{})), nil
+	out, err := encodeResult(toSDKResult(shell, toolctx.Normalized(ctx, res, errs.Normalizer{})))
+	if err != nil {
+		// A result an interceptor made (or a public detail) that cannot be
+		// encoded: the chain's hooks have seen it already, so this is the
+		// last place to keep the call from hanging.
+		cfg.logger().ErrorContext(ctx, "toolmw/mcpsdk: the chain's result cannot be encoded; the client gets an internal failure",
+			"error", err.Error(), "call", toolctx.DetailsOf(&c.req))
+		pub, _ := errs.Normalize(err)
+		return failureResult(pub), nil
+	}
+	return out, nil
+}
+
+// encode checks that res, which the terminal is about to hand the chain,
+// can be sent, and encodes its structured content once for the SDK (see
+// encodeResult). A result that cannot be encoded becomes a raw failure,
+// which the chain scrubs and reports like any other.
+func (inv *invocation) encode(ctx context.Context, res *toolctx.CallResult) *toolctx.CallResult {
+	var err error
+	switch {
+	case res == nil || res.Cause() != nil || res.Error != nil:
+		// A failure: the envelope the adapter writes is checked by finish.
+		return res
+	case res == inv.passed:
+		if inv.sdkResult, err = encodeResult(inv.sdkResult); err != nil {
+			inv.passed = nil
+			return toolctx.ErrorResult(err)
+		}
+		return res
+	case !res.IsError:
+		// A tool added with AddTool: what finish would write.
+		if inv.wire, err = encodeResult(toSDKResult(inv.sdkResult, res)); err != nil {
+			return toolctx.ErrorResult(err)
+		}
+		inv.wireFor = res
+		return res
+	}
+	// A handler's own isError result: the client gets its content.
+	if _, err = encodeResult(toSDKResult(nil, toolctx.Normalized(ctx, res, errs.Normalizer{}))); err != nil {
+		return toolctx.ErrorResult(err)
+	}
+	return res
 }
 
 // terminal is the handler at the end of the chain: it calls the SDK.
@@ -269,12 +372,16 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) (res *tool
 		c.last.Store(inv)
 	}()
 	out, err := t.next(inv, MethodCallTool, sreq)
-	if cerr := ctx.Err(); cerr != nil {
+	res = inv.encode(ctx, inv.convert(t, sreq, out, err))
+	if cerr := ctx.Err(); cerr != nil && (res == nil || res.Cause() == nil) {
 		// The call was cancelled or ran out of time while the SDK ran it:
-		// what came back is late, and the chain sees why.
+		// a late success (or a handler's own isError result) is replaced
+		// by why, so the chain sees a canceled or timed-out call. A late
+		// failure keeps its cause, for the audit row: the chain still
+		// classifies it as canceled or timed out, scrubbed.
 		return toolctx.ErrorResult(cerr)
 	}
-	return inv.convert(sreq.Params.Name, out, err)
+	return res
 }
 
 func sameBytes(a, b []byte) bool {
@@ -284,42 +391,31 @@ func sameBytes(a, b []byte) bool {
 	return len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b) || bytes.Equal(a, b)
 }
 
-// errorStringType is the type of errors.New's errors, and of fmt.Errorf's
-// without %w: what the SDK's input validation reports.
-var errorStringType = reflect.TypeOf(errors.New(""))
-
-// validationPrefix starts the message of the SDK's input-validation failure
-// of a typed tool (mcp/server.go: toolForErr).
-const validationPrefix = `validating "arguments": `
-
-// isInputValidation reports whether err is the SDK's own input-validation
-// failure: a plain error (no wrapped cause, so not a handler's error that
-// wraps anything) whose text starts as the SDK's does.
-func isInputValidation(err error) bool {
-	return reflect.TypeOf(err) == errorStringType && strings.HasPrefix(err.Error(), validationPrefix)
-}
-
-func (inv *invocation) convert(name string, res mcp.Result, err error) *toolctx.CallResult {
+// convert turns what the SDK returned for sreq into the chain's result
+// (see Middleware). Where a failure arose is decided in origin.go.
+func (inv *invocation) convert(t terminal, sreq *mcp.CallToolRequest, res mcp.Result, err error) *toolctx.CallResult {
 	r, _ := res.(*mcp.CallToolResult)
-	if inv.direct != nil {
+	if inv.hasDirect {
 		if err != nil {
 			return toolctx.ErrorResult(err)
 		}
 		inv.sdkResult = r
+		if d := inv.direct; d != nil && d.IsError && d.Error == nil {
+			if pe, ok := urlElicitationRequired(d.Cause()); ok {
+				inv.proto = pe
+				return toolctx.ErrorResult(pe)
+			}
+		}
 		return inv.direct
 	}
 	if err != nil {
-		if we, ok := err.(*jsonrpc.Error); ok {
-			switch {
-			case we.Code == jsonrpc.CodeInvalidParams && we.Message == fmt.Sprintf("unknown tool %q", name):
-				inv.proto = &protocolError{pub: errs.UnknownTool(name), wire: we}
-				return toolctx.ErrorResult(inv.proto)
-			case we.Code == mcp.CodeURLElicitationRequired:
-				// The SDK's URL-elicitation flow: a protocol error by design.
-				inv.proto = &protocolError{pub: errs.FailedPrecondition("URL elicitation required"),
-					wire: &jsonrpc.Error{Code: we.Code, Message: "URL elicitation required", Data: we.Data}}
-				return toolctx.ErrorResult(inv.proto)
-			}
+		if pe, ok := t.unknownTool(inv, sreq, err); ok {
+			inv.proto = pe
+			return toolctx.ErrorResult(pe)
+		}
+		if pe, ok := urlElicitationRequired(err); ok {
+			inv.proto = pe
+			return toolctx.ErrorResult(pe)
 		}
 		return toolctx.ErrorResult(err)
 	}
@@ -329,12 +425,12 @@ func (inv *invocation) convert(name string, res mcp.Result, err error) *toolctx.
 	inv.sdkResult = r
 	if r.IsError {
 		ge := r.GetError()
-		switch {
-		case ge == nil:
+		if ge == nil {
 			// The handler's own isError result: its content is public.
 			return &toolctx.CallResult{IsError: true, Content: fromSDKContent(r.Content), StructuredContent: r.StructuredContent, Meta: r.Meta}
-		case isInputValidation(ge):
-			return toolctx.ErrorResult(errs.InvalidArguments(ge.Error()).WithCause(ge))
+		}
+		if pub, ok := t.inputValidation(inv, sreq, ge); ok {
+			return toolctx.ErrorResult(pub)
 		}
 		return toolctx.ErrorResult(ge)
 	}

@@ -53,14 +53,45 @@
 //
 //   - The chain runs for an unknown tool too (guards and audit see the
 //     attempt, with code unknown_tool and no raw message); the client then
-//     gets the SDK's own protocol error.
-//   - A *jsonrpc.Error that a handler returns is treated as a raw error
-//     (its message is not known to be public), except the SDK's URL
-//     elicitation error, which passes through with the SDK's message.
-//   - The SDK's input-validation failure of a typed tool is recognized by
-//     its shape (a plain error whose text starts with
-//     `validating "arguments": `); a failure to decode validated arguments
-//     into the handler's Go type is a server bug and is scrubbed.
+//     gets an unknown-tool protocol error the adapter builds from the name
+//     it sent.
+//   - Only the SDK's own refusals before a handler is entered pass as
+//     such, and they are recognized by where they arose, never by their
+//     type, code or text: an unknown tool is one that is not in the
+//     server's tool table (read through the SDK's tools/list); a typed
+//     tool's input-validation failure is one that the adapter's own
+//     validation of the same arguments against the tool's input schema
+//     reproduces, and the client gets the adapter's message. Anything a
+//     handler or a middleware returns — a *jsonrpc.Error with any code,
+//     message or data, an error whose text starts like the SDK's — is
+//     that handler's failure and is scrubbed. The SDK exposes no mark of
+//     a handler's entry; see origin.go for the reasoning.
+//   - The one exception is deliberate: a handler's URL elicitation
+//     (mcp.URLElicitationRequiredError, code -32042) reaches the client as
+//     that protocol error, with the SDK's fixed message and only the
+//     protocol's fields of its elicitations (mode "url", message, url,
+//     elicitationId), which are meant for the user; anything else in it
+//     is dropped, and data that is not a well-formed URL elicitation makes
+//     it an ordinary scrubbed failure. Put nothing in an elicitation's
+//     message or URL that the user may not see.
+//   - A failure to decode validated arguments into the handler's Go type
+//     is a server bug and is scrubbed.
+//   - A result that cannot be encoded (a chan, a func, a NaN, a cycle, a
+//     MarshalJSON that fails or panics, a json.RawMessage that is not
+//     JSON, in the structured content or any _meta) is an internal failure
+//     inside the chain, with its cause in diagnostics and the row; the
+//     SDK would otherwise send nothing and the call would hang. The
+//     structured content is handed to the SDK encoded, so it is encoded
+//     once. A result an interceptor made that cannot be encoded is found
+//     only after the chain: the client gets the generic failure and the
+//     fallback logger the cause.
+//   - The chain runs on a goroutine of its own, so that a runtime.Goexit
+//     in it (what t.FailNow does) ends only that goroutine: the call is an
+//     internal failure whose cause is errs.NewPanicError(errs.ErrGoexit),
+//     and the server goes on as it was.
 //   - The SDK writes a response even for a call the client cancelled; the
-//     adapter makes it a content-free canceled result.
+//     adapter makes it a content-free canceled result. A raw error a
+//     handler returns after its context ended keeps its raw message for
+//     the row (classified as canceled or timeout); a late success becomes
+//     the context's error.
 package mcpsdk

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -151,33 +152,63 @@ func hasDefaults(s *jsonschema.Schema) bool {
 
 // handle is the SDK tool handler of a registered tool.
 func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if inv, ok := ctx.Value(invocationKey{}).(*invocation); ok && inv.direct == nil {
+	if inv, ok := ctx.Value(invocationKey{}).(*invocation); ok && !inv.hasDirect {
 		// Inside the adapter's middleware: hand the result to the chain as
-		// is. The SDK sees an empty success.
-		inv.direct = t.call(ctx, inv.req)
+		// is (a nil one too: the chain makes it an internal failure). The
+		// SDK sees an empty success.
+		inv.direct, inv.hasDirect = t.call(ctx, inv.req), true
 		return &mcp.CallToolResult{}, nil
 	}
 	// No adapter middleware on this server: normalize here.
 	req := new(toolctx.Request)
 	t.cfg.fill(ctx, req, sreq)
-	res := t.callRecovered(ctx, req)
+	res := t.callGuarded(ctx, req)
 	if cerr := ctx.Err(); cerr != nil {
 		pub, _ := errs.Normalize(cerr)
 		return failureResult(pub), nil
 	}
-	return toSDKResult(nil, toolctx.Normalized(ctx, res, errs.Normalizer{})), nil
+	if res != nil && !res.IsError {
+		out, err := encodeResult(toSDKResult(nil, res))
+		if err == nil {
+			return out, nil
+		}
+		res = toolctx.ErrorResult(err)
+	}
+	out, err := encodeResult(toSDKResult(nil, toolctx.Normalized(ctx, res, errs.Normalizer{})))
+	if err != nil {
+		// A public detail that cannot be encoded.
+		pub, _ := errs.Normalize(err)
+		return failureResult(pub), nil
+	}
+	return out, nil
 }
 
-func (t *registeredTool) callRecovered(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
-	defer func() {
-		if v := recover(); v != nil {
-			pe := errs.NewPanicError(v)
-			t.cfg.logger().ErrorContext(ctx, "toolmw/mcpsdk: a tool panicked",
-				"panic", pe.Error(), "call", toolctx.DetailsOf(req), "stack", string(pe.Stack))
-			res = toolctx.ErrorResult(pe)
-		}
+// callGuarded runs t.call on a goroutine of its own, as the adapter's
+// middleware runs its chain: a panic or a runtime.Goexit in the handler
+// becomes an internal failure, logged with its stack.
+func (t *registeredTool) callGuarded(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
+	var (
+		wg sync.WaitGroup
+		pe *errs.PanicError
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		returned := false
+		defer func() {
+			if !returned {
+				pe = escapedPanic(recover())
+			}
+		}()
+		res = t.call(ctx, req)
+		returned = true
 	}()
-	return t.call(ctx, req)
+	wg.Wait()
+	if pe != nil {
+		t.cfg.logEscaped(ctx, req, pe, false)
+		return toolctx.ErrorResult(pe)
+	}
+	return res
 }
 
 // call validates the arguments, runs the handler and checks its output.
