@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -27,6 +29,10 @@ type canaryCall struct {
 // schema.
 var failTools = []string{"sdk_typed_fail", "sdk_raw_fail", "tm_fail", "guard_fail", "sdkmw_fail"}
 
+// encTools are the tools that return a success that cannot be encoded:
+// handlers of every kind, with and without an output schema.
+var encTools = []string{"sdk_typed_fail", "sdk_raw_fail", "tm_fail", "sdk_out_enc", "tm_out_enc"}
+
 func genCalls(r *rand.Rand, n, base int) []canaryCall {
 	calls := make([]canaryCall, n)
 	for i := range calls {
@@ -34,19 +40,74 @@ func genCalls(r *rand.Rand, n, base int) []canaryCall {
 		switch k := r.IntN(20); {
 		case k == 0:
 			c.tool, c.shape = "sdk_output_fail", "output"
+		case k <= 4:
+			// A success that cannot be encoded: a known shape or one
+			// generated from a seed.
+			c.tool = encTools[r.IntN(len(encTools))]
+			if r.IntN(3) == 0 {
+				c.shape = "genok:" + strconv.FormatUint(r.Uint64()>>1, 10)
+			} else {
+				c.shape = encShapes[r.IntN(len(encShapes))]
+				if c.tool == "sdk_out_enc" && c.shape == "enc_raw" {
+					// Its output is a map; the SDK encodes it.
+					c.shape = "enc_chan"
+				}
+			}
+		case k == 5 && (r.IntN(2) == 0):
+			c.tool, c.shape = []string{"sdk_raw_fail", "tm_fail"}[r.IntN(2)], "nil_result"
 		default:
 			c.tool = failTools[r.IntN(len(failTools))]
-			shapes := errShapes
+			shapes := append(append([]string(nil), errShapes...), wireShapes...)
 			// Panics happen in handlers; interceptors and SDK middleware
 			// here return errors.
 			if (c.tool == "sdk_typed_fail" || c.tool == "sdk_raw_fail" || c.tool == "tm_fail") && r.IntN(2) == 0 {
 				shapes = panicShapes
 			}
-			c.shape = shapes[r.IntN(len(shapes))]
+			c.shape = genShape(r, shapes)
 		}
 		calls[i] = c
 	}
 	return calls
+}
+
+// rawSecret reports whether the raw message of c's failure holds its
+// secret, and what it is exactly when the shape says (generated errors,
+// whose text may be empty).
+func rawSecret(c canaryCall) (has bool, exact *string) {
+	secret := secretFor(c.id)
+	switch {
+	case strings.HasPrefix(c.shape, "gen:"):
+		n, _ := strconv.ParseUint(strings.TrimPrefix(c.shape, "gen:"), 10, 64)
+		raw := genErr(n, c.tool, secret).Error()
+		return strings.Contains(raw, secret), &raw
+	case strings.HasPrefix(c.shape, "genok:"):
+		n, _ := strconv.ParseUint(strings.TrimPrefix(c.shape, "genok:"), 10, 64)
+		return genHostileResult(n, secret).secretInText, nil
+	case c.shape == "wire_unknown", c.shape == "wire_elicit_junk", c.shape == "wire_data", c.shape == "nil_result":
+		return false, nil
+	case strings.HasPrefix(c.shape, "enc_"):
+		return c.shape == "enc_marshal_err" || c.shape == "enc_marshal_panic", nil
+	}
+	return rawHasSecret(c.shape), nil
+}
+
+// panicked reports whether c's failure is a panic (diagnostics get a
+// stack).
+func panicked(c canaryCall) bool {
+	if n, ok := strings.CutPrefix(c.shape, "genok:"); ok {
+		seed, _ := strconv.ParseUint(n, 10, 64)
+		return genHostileResult(seed, secretFor(c.id)).panics
+	}
+	return isPanic(c.shape) || c.shape == "enc_marshal_panic"
+}
+
+// requireClean fails if the bytes a client received hold a secret or a
+// trace of a Go stack.
+func requireClean(t testing.TB, got []byte) {
+	t.Helper()
+	for _, bad := range []string{canary, "hunter2", "goroutine ", ".go:"} {
+		require.NotContainsf(t, string(got), bad, "%q reached the client", bad)
+	}
 }
 
 // TestCanary sends at least 1,000 generated failures per transport, from
@@ -90,8 +151,10 @@ func TestCanary(t *testing.T) {
 
 			got := f.received.bytes()
 			require.Greater(t, len(got), n*50, "capture looks empty")
-			require.NotContains(t, string(got), canary, "a canary reached the client")
-			require.NotContains(t, string(got), "hunter2")
+			requireClean(t, got)
+			res, err := f.call(t, ctx, "typed", map[string]any{"n": 1}, -1)
+			require.NoError(t, err, "the server still answers")
+			require.False(t, res.IsError, "the server still answers")
 
 			recs := f.waitRecords(t, func(rs []record) bool {
 				after := 0
@@ -119,13 +182,18 @@ func TestCanary(t *testing.T) {
 					continue
 				}
 				scrubbed++
-				require.NotEmpty(t, a.Raw)
-				require.NotEmpty(t, d.Raw)
-				if rawHasSecret(c.shape) {
+				has, exact := rawSecret(c)
+				require.Equalf(t, d.Raw, a.Raw, "%+v: the row and diagnostics name the same cause", c)
+				if exact == nil {
+					require.NotEmptyf(t, a.Raw, "%+v", c)
+				} else {
+					require.Equalf(t, *exact, a.Raw, "After row of %+v", c)
+				}
+				if has {
 					require.Containsf(t, a.Raw, secretFor(c.id), "After row of %+v", c)
 					require.Containsf(t, d.Raw, secretFor(c.id), "diagnostics of %+v", c)
 				}
-				if isPanic(c.shape) {
+				if panicked(c) {
 					require.Truef(t, d.Stack, "no stack for %+v", c)
 					require.NotContains(t, a.Raw, "goroutine ", "a stack in an After row")
 				}
@@ -135,7 +203,13 @@ func TestCanary(t *testing.T) {
 	}
 }
 
+// callTimeout bounds every call of the property tests, so that a call
+// that hangs fails the test instead of stalling it.
+const callTimeout = 30 * time.Second
+
 func checkCanaryCall(ctx context.Context, t *testing.T, f *fixture, c canaryCall) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	res, err := f.call(t, ctx, c.tool, failArgs{Shape: c.shape, ID: c.id}, c.id)
 	if err != nil {
 		return fmt.Errorf("%+v: %v", c, err)

@@ -93,6 +93,7 @@ var transports = []transportKind{
 	{"in-memory", toolctx.TransportInMemory, connectInMemory},
 	{"http-stateful", toolctx.TransportStreamableHTTP, func(t testing.TB) *fixture { return connectHTTP(t, false) }},
 	{"http-stateless", toolctx.TransportStreamableHTTP, func(t testing.TB) *fixture { return connectHTTP(t, true) }},
+	{"sse", toolctx.TransportSSE, connectSSE},
 	{"stdio", toolctx.TransportStdio, connectStdio},
 }
 
@@ -135,6 +136,22 @@ func connectHTTP(t testing.TB, stateless bool) *fixture {
 		name = "http-stateless"
 	}
 	return &fixture{name: name, transport: toolctx.TransportStreamableHTTP, session: cs, received: cap, records: rec.snapshot}
+}
+
+// connectSSE serves over the SDK's SSE transport (the 2024-11-05 HTTP
+// transport), with every response body byte captured.
+func connectSSE(t testing.TB) *fixture {
+	rec := &recorder{}
+	s := buildServer(rec, toolctx.TransportSSE)
+	srv := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	cap := &capture{}
+	cs, err := newClient().Connect(context.Background(), &mcp.SSEClientTransport{
+		Endpoint:   srv.URL,
+		HTTPClient: &http.Client{Transport: captureRT{base: http.DefaultTransport, c: cap}},
+	}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close(); srv.CloseClientConnections(); srv.Close() })
+	return &fixture{name: "sse", transport: toolctx.TransportSSE, session: cs, received: cap, records: rec.snapshot}
 }
 
 // connectStdio runs the server as a subprocess (this test binary, re-executed)
@@ -287,7 +304,7 @@ func TestBehaviourTable(t *testing.T) {
 				require.Equal(t, map[string]any{"case": float64(caseID)}, got["own_meta"], "hooks see the client's own _meta keys")
 				meta, _ := got["meta"].(map[string]any)
 				require.Equal(t, float64(caseID), meta["case"], "the handler sees the _meta as sent")
-				if tk.name != "http-stateful" { // a stateful session sends the protocol's keys at initialize only
+				if tk.name != "http-stateful" && tk.name != "sse" { // a stateful session sends the protocol's keys at initialize only
 					require.Equal(t, "2026-07-28", meta[toolctx.ReservedMetaPrefix+"protocolVersion"], "the protocol's keys included")
 				}
 				require.Equal(t, tk.transport == toolctx.TransportStreamableHTTP, got["has_header"])

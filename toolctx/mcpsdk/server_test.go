@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
@@ -96,7 +99,11 @@ func chain(rec *recorder) toolctx.Middleware {
 			if req.Tool == "guard_fail" {
 				var in failArgs
 				_ = json.Unmarshal(req.Arguments, &in)
-				return toolctx.ErrorResult(makeErr(in.Shape, secretFor(in.ID)))
+				doGoexit(in.Shape)
+				if r := hostileResult(in.Shape, secretFor(in.ID)); r != nil {
+					return r
+				}
+				return toolctx.ErrorResult(makeErr(in.Shape, req.Tool, secretFor(in.ID)))
 			}
 			return next.CallTool(ctx, req)
 		})
@@ -106,7 +113,7 @@ func chain(rec *recorder) toolctx.Middleware {
 		middleware.Diagnostics(diag),
 		guard,
 		middleware.Normalize(errs.Normalizer{}),
-		middleware.When(middleware.Tools("slow"), middleware.Timeout(100*time.Millisecond)),
+		middleware.When(middleware.Tools("slow", "slow_raw", "typed_slow_raw", "tm_slow_raw", "slow_ok"), middleware.Timeout(100*time.Millisecond)),
 		middleware.Recover,
 	).Middleware()
 }
@@ -131,7 +138,14 @@ var (
 	panicShapes = []string{"panic_string", "panic_error", "panic_struct", "panic_nil", "panic_runtime", "panic_errs"}
 )
 
-func makeErr(shape, secret string) error {
+func makeErr(shape, tool, secret string) error {
+	if err := hostileWire(shape, tool, secret); err != nil {
+		return err
+	}
+	if seed, ok := strings.CutPrefix(shape, "gen:"); ok {
+		n, _ := strconv.ParseUint(seed, 10, 64)
+		return genErr(n, tool, secret)
+	}
 	switch shape {
 	case "plain":
 		return errors.New("query failed: " + secret)
@@ -241,8 +255,26 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "sdk_typed_fail"}, func(ctx context.Context, req *mcp.CallToolRequest, in failArgs) (*mcp.CallToolResult, any, error) {
 		secret := secretFor(in.ID)
 		doPanic(in.Shape, secret)
-		return nil, nil, makeErr(in.Shape, secret)
+		doGoexit(in.Shape)
+		if r := sdkHostileResult(in.Shape, secret); r != nil {
+			out := r.StructuredContent
+			r.StructuredContent = nil
+			return r, out, nil
+		}
+		return nil, nil, makeErr(in.Shape, req.Params.Name, secret)
 	})
+	// Native typed tool with an output schema, whose result cannot be
+	// encoded.
+	mcp.AddTool(s, &mcp.Tool{Name: "sdk_out_enc", OutputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest, in failArgs) (*mcp.CallToolResult, map[string]any, error) {
+			r := sdkHostileResult(in.Shape, secretFor(in.ID))
+			out, _ := r.StructuredContent.(map[string]any)
+			if out == nil {
+				out = map[string]any{}
+			}
+			r.StructuredContent = nil
+			return r, out, nil
+		})
 	// Native typed tool whose output fails its schema.
 	mcp.AddTool(s, &mcp.Tool{Name: "sdk_output_fail", OutputSchema: json.RawMessage(`{"type":"object","properties":{"value":{"type":"string","maxLength":3}}}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest, in failArgs) (*mcp.CallToolResult, numOut, error) {
@@ -254,7 +286,14 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 		_ = json.Unmarshal(req.Params.Arguments, &in)
 		secret := secretFor(in.ID)
 		doPanic(in.Shape, secret)
-		return nil, makeErr(in.Shape, secret)
+		doGoexit(in.Shape)
+		if in.Shape == "nil_result" {
+			return nil, nil
+		}
+		if r := sdkHostileResult(in.Shape, secret); r != nil {
+			return r, nil
+		}
+		return nil, makeErr(in.Shape, req.Params.Name, secret)
 	})
 	// Native tool that waits for the context, then returns late content.
 	s.AddTool(&mcp.Tool{Name: "block", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -269,6 +308,52 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 		<-ctx.Done()
 		return nil, fmt.Errorf("slow: %w (%s)", ctx.Err(), secretFor(1))
 	})
+	// Tools that return after the deadline (Timeout, see chain) or after
+	// the client cancelled: a raw error that does not wrap the context's,
+	// or a success.
+	lateRaw := func(ctx context.Context, wait time.Duration, args json.RawMessage) error {
+		var in failArgs
+		_ = json.Unmarshal(args, &in)
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		return errors.New("read tcp 10.0.0.7:5432: connection reset by peer " + secretFor(in.ID))
+	}
+	s.AddTool(&mcp.Tool{Name: "slow_raw", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, lateRaw(ctx, time.Minute, req.Params.Arguments)
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "typed_slow_raw"}, func(ctx context.Context, req *mcp.CallToolRequest, in failArgs) (*mcp.CallToolResult, any, error) {
+		return nil, nil, lateRaw(ctx, time.Minute, req.Params.Arguments)
+	})
+	must(mcpsdk.AddTool(s, &mcp.Tool{Name: "tm_slow_raw", InputSchema: obj}, toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+		return toolctx.ErrorResult(lateRaw(ctx, time.Minute, req.Arguments))
+	})))
+	s.AddTool(&mcp.Tool{Name: "slow_ok", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-ctx.Done()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "LATE-CONTENT " + secretFor(0)}}}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "block_raw", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, lateRaw(ctx, time.Second, req.Params.Arguments)
+	})
+	must(mcpsdk.AddTool(s, &mcp.Tool{Name: "tm_block_raw", InputSchema: obj}, toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+		return toolctx.ErrorResult(lateRaw(ctx, time.Second, req.Arguments))
+	})))
+	// A URL elicitation, a protocol flow a handler starts on purpose; its
+	// error carries fields the protocol does not define.
+	elicit := func() error {
+		err := mcp.URLElicitationRequiredError([]*mcp.ElicitParams{{Mode: "url", Message: "Sign in to continue", URL: "https://example.com/login", ElicitationID: "e1",
+			Meta: mcp.Meta{"dsn": secretFor(0)}}})
+		we := err.(*jsonrpc.Error)
+		we.Message = "elicit: " + secretFor(0)
+		return we
+	}
+	s.AddTool(&mcp.Tool{Name: "elicit", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, elicit()
+	})
+	must(mcpsdk.AddTool(s, &mcp.Tool{Name: "tm_elicit", InputSchema: obj}, toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+		return toolctx.ErrorResult(elicit())
+	})))
 	// A native handler's own isError result: public.
 	s.AddTool(&mcp.Tool{Name: "own_error", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the invoice is locked"}}}, nil
@@ -289,8 +374,26 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 		_ = json.Unmarshal(req.Arguments, &in)
 		secret := secretFor(in.ID)
 		doPanic(in.Shape, secret)
-		return toolctx.ErrorResult(makeErr(in.Shape, secret))
+		doGoexit(in.Shape)
+		if in.Shape == "nil_result" {
+			return nil
+		}
+		if r := hostileResult(in.Shape, secret); r != nil {
+			return r
+		}
+		return toolctx.ErrorResult(makeErr(in.Shape, req.Tool, secret))
 	})))
+	// A toolmw tool with an output schema, whose result cannot be encoded.
+	must(mcpsdk.AddTool(s, &mcp.Tool{Name: "tm_out_enc", InputSchema: obj, OutputSchema: json.RawMessage(`{"type":"object"}`)},
+		toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			var in failArgs
+			_ = json.Unmarshal(req.Arguments, &in)
+			r := hostileResult(in.Shape, secretFor(in.ID))
+			if r.StructuredContent == nil {
+				r.StructuredContent = map[string]any{}
+			}
+			return r
+		})))
 	must(mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "tm_typed"}, func(ctx context.Context, req *toolctx.Request, in numArgs) (numOut, error) {
 		return numOut{Value: fmt.Sprint(in.N * 2)}, nil
 	}))
@@ -309,7 +412,8 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params.Name == "sdkmw_fail" {
 				var in failArgs
 				_ = json.Unmarshal(r.Params.Arguments, &in)
-				return nil, makeErr(in.Shape, secretFor(in.ID))
+				doGoexit(in.Shape)
+				return nil, makeErr(in.Shape, r.Params.Name, secretFor(in.ID))
 			}
 			return next(ctx, method, req)
 		}
@@ -352,7 +456,7 @@ func TestMain(m *testing.M) {
 		runStdioServer(path)
 		return
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // runStdioServer is the stdio server process: hook records go to path.
