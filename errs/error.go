@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+
+	"github.com/toolmw/toolmw/internal/jsonclone"
 )
 
 // Error is an explicit public error: a handler returns one when the client
 // should be told what went wrong.
 //
-// Code, Message and Detail cross to the client. The cause, set with
+// Its code, message and detail cross to the client. The cause, set with
 // [Error.WithCause] and reached with [errors.Unwrap], stays on the server: it
 // is for diagnostics and logs, never for the caller. So that no code can
 // leak it by copying an error's text, [Error.Error] is the public message
@@ -17,28 +19,52 @@ import (
 // ([Error.Format]) and slog ([Error.LogValue]).
 //
 // Construct one with [New] or a code's constructor ([NotFound],
-// [InvalidArguments], ...). An *Error is not changed after construction:
-// the With methods return copies.
+// [InvalidArguments], ...). An *Error is immutable: its fields are read
+// through methods, the With methods return copies, and its detail is
+// copied in and out, so a package-level sentinel cannot be changed by any
+// importer.
 type Error struct {
-	// Code is the stable code; an invalid code is reported as [CodeInternal].
-	Code Code
-	// Message is the public message. Empty means Code's default message.
-	Message string
-	// Detail is public structured detail, encoded as JSON for the client.
-	Detail map[string]any
+	code    Code
+	message string
+	detail  map[string]any
+	cause   error
+}
 
-	cause error
+// Code returns the code as constructed; an invalid code is reported to the
+// client as [CodeInternal] (see [Error.Public]).
+func (e *Error) Code() Code {
+	if e == nil {
+		return CodeInternal
+	}
+	return e.code
+}
+
+// Message returns the public message as constructed; empty means the
+// code's default message (see [Error.Public]).
+func (e *Error) Message() string {
+	if e == nil {
+		return ""
+	}
+	return e.message
+}
+
+// Detail returns a deep copy of the public structured detail, or nil.
+func (e *Error) Detail() map[string]any {
+	if e == nil {
+		return nil
+	}
+	return jsonclone.Map(e.detail)
 }
 
 // New returns an *Error with the given code and public message.
 func New(code Code, message string) *Error {
-	return &Error{Code: code, Message: message}
+	return &Error{code: code, message: message}
 }
 
 // Errorf returns an *Error whose public message is formatted with
 // fmt.Sprintf. Its verbs do not wrap: use [Error.WithCause] for a cause.
 func Errorf(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return &Error{code: code, message: fmt.Sprintf(format, args...)}
 }
 
 // InvalidArguments returns an *Error with [CodeInvalidArguments].
@@ -76,7 +102,7 @@ func Unavailable(message string) *Error { return New(CodeUnavailable, message) }
 
 // UnknownTool returns an *Error with [CodeUnknownTool] naming the tool.
 func UnknownTool(name string) *Error {
-	return &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q", name)}
+	return &Error{code: CodeUnknownTool, message: fmt.Sprintf("unknown tool %q", name)}
 }
 
 // Internal returns an *Error with [CodeInternal] and a public message of the
@@ -94,10 +120,12 @@ func (e *Error) WithCause(cause error) *Error {
 	return &c
 }
 
-// WithDetail returns a copy of e with public structured detail.
+// WithDetail returns a copy of e with public structured detail: a deep
+// copy of detail (JSON-shaped: maps, slices and scalars), so that changing
+// detail afterwards changes nothing.
 func (e *Error) WithDetail(detail map[string]any) *Error {
 	c := *e
-	c.Detail = detail
+	c.detail = jsonclone.Map(detail)
 	return &c
 }
 
@@ -168,24 +196,24 @@ func (e *Error) Is(target error) bool {
 	if !ok || t == nil {
 		return false
 	}
-	return t.Code == e.Code && (t.Message == "" || t.Message == e.Message)
+	return t.code == e.code && (t.message == "" || t.message == e.message)
 }
 
-// Public returns what the client may see of e. A nil *Error gives the
+// Public returns what the client may see of e, its detail a deep copy. A nil *Error gives the
 // internal code and [GenericMessage].
 func (e *Error) Public() Public {
 	if e == nil {
 		return Public{Code: CodeInternal, Message: GenericMessage}
 	}
-	code := e.Code
+	code := e.code
 	if !code.Valid() {
 		code = CodeInternal
 	}
-	msg := e.Message
+	msg := e.message
 	if msg == "" {
 		msg = code.DefaultMessage()
 	}
-	return Public{Code: code, Message: msg, Detail: e.Detail}
+	return Public{Code: code, Message: msg, Detail: jsonclone.Map(e.detail)}
 }
 
 // Public is the envelope of a failed call that crosses to the client: a

@@ -130,14 +130,14 @@ func TestConstructors(t *testing.T) {
 		{errs.Errorf(errs.CodeNotFound, "%s", "m"), errs.CodeNotFound},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.code, c.err.Code, "constructor code")
-		assert.Equal(t, "m", c.err.Message, "constructor message")
+		assert.Equal(t, c.code, c.err.Code(), "constructor code")
+		assert.Equal(t, "m", c.err.Message(), "constructor message")
 		assert.Nil(t, c.err.Unwrap(), "a new error has no cause")
 		assert.Equal(t, "m", c.err.Error(), "Error text is the public message")
 	}
 	u := errs.UnknownTool("frob")
-	assert.Equal(t, errs.CodeUnknownTool, u.Code, "UnknownTool code")
-	assert.Equal(t, `unknown tool "frob"`, u.Message, "UnknownTool names the tool")
+	assert.Equal(t, errs.CodeUnknownTool, u.Code(), "UnknownTool code")
+	assert.Equal(t, `unknown tool "frob"`, u.Message(), "UnknownTool names the tool")
 }
 
 func TestErrorfDoesNotWrap(t *testing.T) {
@@ -154,11 +154,11 @@ func TestWithCauseAndDetailCopy(t *testing.T) {
 	withDetail := withCause.WithDetail(map[string]any{"id": 7})
 
 	assert.Nil(t, base.Unwrap(), "WithCause must not change the receiver")
-	assert.Nil(t, base.Detail, "WithDetail must not change the original")
-	assert.Nil(t, withCause.Detail, "WithDetail must not change its receiver")
+	assert.Nil(t, base.Detail(), "WithDetail must not change the original")
+	assert.Nil(t, withCause.Detail(), "WithDetail must not change its receiver")
 	assert.Same(t, cause, withCause.Unwrap(), "WithCause sets the cause")
 	assert.Same(t, cause, withDetail.Unwrap(), "WithDetail keeps the cause")
-	assert.Equal(t, map[string]any{"id": 7}, withDetail.Detail, "WithDetail sets the detail")
+	assert.Equal(t, map[string]any{"id": 7}, withDetail.Detail(), "WithDetail sets the detail")
 	assert.Equal(t, "no such invoice", withCause.Error(), "Error text is the public message, never the cause")
 	assert.Equal(t, "load: no such invoice", fmt.Errorf("load: %w", withCause).Error(), "a wrapper's text has the public message only")
 	assert.Equal(t, "not_found: no such invoice: sql: no rows in result set", fmt.Sprintf("%+v", withCause), "%+v, for the server side, has the code and the cause")
@@ -193,7 +193,7 @@ func TestIsAsThroughWrapping(t *testing.T) {
 		assert.ErrorIs(t, err, secret, "%s: Is sees the private cause", name)
 		var target *errs.Error
 		require.ErrorAs(t, err, &target, "%s: As finds the *Error", name)
-		assert.Equal(t, errs.CodeNotFound, target.Code, "%s: As gives the *Error", name)
+		assert.Equal(t, errs.CodeNotFound, target.Code(), "%s: As gives the *Error", name)
 	}
 	var nilTarget *errs.Error
 	assert.False(t, e.Is(nilTarget), "a typed nil target matches nothing")
@@ -352,4 +352,23 @@ func TestToolSchemaError(t *testing.T) {
 	assert.ErrorIs(t, err, cause, "Unwrap gives the cause")
 	assert.Equal(t, `tool "search": invalid output schema: unexpected token`, tse.Error(), "Error names tool, schema and cause")
 	assert.Equal(t, []errs.SchemaKind{"input", "output", "metadata"}, []errs.SchemaKind{errs.SchemaInput, errs.SchemaOutput, errs.SchemaMeta}, "schema kinds are stable")
+}
+
+func TestErrorIsImmutable(t *testing.T) {
+	detail := map[string]any{"id": "42", "tags": []any{"a"}, "nested": map[string]any{"k": "v"}}
+	sentinel := errs.NotFound("no such invoice").WithDetail(detail)
+	detail["id"] = "changed"
+	detail["tags"].([]any)[0] = "changed"
+	assert.Equal(t, "42", sentinel.Detail()["id"], "WithDetail copies the map in")
+	assert.Equal(t, []any{"a"}, sentinel.Detail()["tags"], "deeply")
+
+	got := sentinel.Detail()
+	got["id"] = "changed"
+	got["nested"].(map[string]any)["k"] = "changed"
+	pub := sentinel.Public()
+	pub.Detail["id"] = "changed"
+	assert.Equal(t, map[string]any{"id": "42", "tags": []any{"a"}, "nested": map[string]any{"k": "v"}}, sentinel.Detail(),
+		"what Detail and Public hand out is a copy: a sentinel cannot be changed by an importer")
+	assert.Equal(t, errs.CodeNotFound, sentinel.Code(), "Code")
+	assert.Equal(t, "no such invoice", sentinel.Message(), "Message")
 }

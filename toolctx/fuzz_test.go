@@ -48,8 +48,8 @@ func FuzzDecodeArguments(f *testing.F) {
 		if !errors.As(err, &e) {
 			t.Fatalf("error %T %v is not an *errs.Error", err, err)
 		}
-		if e.Code != errs.CodeInvalidArguments {
-			t.Fatalf("code %q, want invalid_arguments", e.Code)
+		if e.Code() != errs.CodeInvalidArguments {
+			t.Fatalf("code %q, want invalid_arguments", e.Code())
 		}
 		pub, scrubbed := errs.Normalize(err)
 		if scrubbed || pub.Code != errs.CodeInvalidArguments || pub.Message == "" {

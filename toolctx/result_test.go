@@ -365,10 +365,10 @@ func TestTyped(t *testing.T) {
 		assert.Equal(t, before, calls, "%s: fn not called", args)
 		var e *errs.Error
 		require.ErrorAs(t, r.Cause(), &e, "%s: cause is an *errs.Error", args)
-		assert.Equal(t, errs.CodeInvalidArguments, e.Code, "%s: invalid arguments", args)
-		assert.Contains(t, e.Message, want.msg, "%s: message", args)
+		assert.Equal(t, errs.CodeInvalidArguments, e.Code(), "%s: invalid arguments", args)
+		assert.Contains(t, e.Message(), want.msg, "%s: message", args)
 		if want.field != "" {
-			assert.Equal(t, want.field, e.Detail["field"], "%s: detail names the field", args)
+			assert.Equal(t, want.field, e.Detail()["field"], "%s: detail names the field", args)
 		}
 		pub, scrubbed := errs.Normalize(r.Cause())
 		assert.False(t, scrubbed, "%s: invalid arguments feedback is public", args)
@@ -428,15 +428,15 @@ func TestDecodeArgumentsCustomUnmarshalers(t *testing.T) {
 	require.NotPanics(t, func() { err = toolctx.DecodeArguments(json.RawMessage(`{"x":1}`), &a) }, "an UnmarshalTypeError without a Type must not panic")
 	var e *errs.Error
 	require.ErrorAs(t, err, &e, "an *errs.Error")
-	assert.Equal(t, errs.CodeInvalidArguments, e.Code, "invalid arguments")
+	assert.Equal(t, errs.CodeInvalidArguments, e.Code(), "invalid arguments")
 
 	var b struct {
 		X secretUnmarshaler `json:"x"`
 	}
 	err = toolctx.DecodeArguments(json.RawMessage(`{"x":1}`), &b)
 	require.ErrorAs(t, err, &e, "an *errs.Error")
-	assert.Equal(t, errs.CodeInvalidArguments, e.Code, "invalid arguments")
-	assert.NotContains(t, e.Message, "CANARY", "a custom unmarshaler's raw message is not public")
+	assert.Equal(t, errs.CodeInvalidArguments, e.Code(), "invalid arguments")
+	assert.NotContains(t, e.Message(), "CANARY", "a custom unmarshaler's raw message is not public")
 	assert.NotContains(t, err.Error(), "CANARY", "nor in the error's text")
 	assert.Contains(t, fmt.Sprintf("%+v", err), "CANARY", "but it is the private cause, shown on the server side")
 }
