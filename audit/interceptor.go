@@ -82,6 +82,8 @@ type argsKey struct{}
 //	w := audit.NewAsync(store, audit.AsyncConfig{})
 //	chain := middleware.New(audit.Interceptor(w), middleware.Diagnostics(report), middleware.Recover)
 //
+// A nil e panics: a construction mistake (see package middleware's doc).
+//
 // The row's message is the raw message (the cause's server-side text, as
 // [errs.Describe] renders it; for a panic the value, never the stack) only
 // where the caller's message was scrubbed, and the public message
@@ -101,7 +103,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 		}
 	}
 	if e == nil {
-		return func(next toolctx.Handler) toolctx.Handler { return next }
+		panic("audit.Interceptor: the emitter is nil")
 	}
 	async, _ := e.(*Async)
 	hook := func(ctx context.Context, info middleware.CallInfo) {
@@ -116,7 +118,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			Subject:   info.Details.Subject(),
 			Outcome:   OutcomeOK,
 			Duration:  info.Duration,
-			Notes:     info.Notes(),
+			Notes:     info.Result.Notes(),
 		}
 		if o := &info.Outcome; o.Failed {
 			cause := info.Cause()

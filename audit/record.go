@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw/errs"
-	"github.com/toolmw/toolmw/internal/errchain"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -69,7 +68,7 @@ func OutcomeOf(code errs.Code, scrubbed bool, cause error) Outcome {
 	if scrubbed && cause != nil {
 		// Not errors.As: the walk must end, and not panic, whatever the
 		// cause's Unwrap and As methods do.
-		if _, ok := errchain.As[*errs.PanicError](cause); ok {
+		if errs.PanicOf(cause) != nil {
 			return OutcomePanic
 		}
 	}

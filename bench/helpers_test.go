@@ -44,7 +44,7 @@ func fullChain(e audit.Emitter) middleware.Chain {
 	return middleware.New(
 		audit.Interceptor(e),
 		middleware.Diagnostics(func(ctx context.Context, ev middleware.DiagnosticEvent) {
-			diag.LogAttrs(ctx, slog.LevelError, "tool failed", slog.String("tool", ev.Details.Tool()), slog.Any("err", ev.Err))
+			diag.LogAttrs(ctx, slog.LevelError, "tool failed", slog.String("tool", ev.Details.Tool()), slog.Any("err", ev.Cause()))
 		}),
 		middleware.Normalize(errs.Normalizer{}),
 		middleware.Recover,

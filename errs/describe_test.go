@@ -144,3 +144,15 @@ func TestDescribeAppendsHiddenPrivateCauses(t *testing.T) {
 	require.NotPanics(t, func() { got = errs.Describe(l) }, "a cause that wraps its wrapper terminates")
 	assert.Contains(t, got, "loop [cause of internal: loop", "and is described")
 }
+
+func TestPanicOf(t *testing.T) {
+	pe := errs.NewPanicError("p")
+	var typedNil *errs.PanicError
+	assert.Same(t, pe, errs.PanicOf(pe), "direct")
+	assert.Same(t, pe, errs.PanicOf(fmt.Errorf("w: %w", pe)), "wrapped")
+	assert.Same(t, pe, errs.PanicOf(errors.Join(errors.New("x"), fmt.Errorf("w: %w", pe))), "joined")
+	assert.Same(t, pe, errs.PanicOf(errors.Join(typedNil, pe)), "a typed nil is skipped")
+	assert.Nil(t, errs.PanicOf(errors.New("x")), "no panic")
+	assert.Nil(t, errs.PanicOf(nil), "nil")
+	assert.Nil(t, errs.PanicOf(errors.Join(errors.New("x"))), "joined without a panic")
+}

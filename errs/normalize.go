@@ -64,7 +64,7 @@ func (n Normalizer) normalize(err error, ended bool) (pub Public, scrubbed bool)
 	if err == nil {
 		return Public{}, false
 	}
-	if _, ok := errchain.As[*PanicError](err); ok {
+	if PanicOf(err) != nil {
 		return n.generic(), true
 	}
 	if e, ok := errchain.As[*Error](err); ok && e != nil {

@@ -3,6 +3,8 @@ package errs
 import (
 	"errors"
 	"runtime"
+
+	"github.com/toolmw/toolmw/internal/errchain"
 )
 
 // PanicError is a recovered panic. Value is what was passed to panic and
@@ -57,6 +59,18 @@ func (p *PanicError) Unwrap() error {
 	}
 	err, _ := p.Value.(error)
 	return err
+}
+
+// PanicOf returns the *PanicError in err's chain (through %w, errors.Join
+// and any Unwrap), or nil. It is how a diagnostics or audit hook reaches a
+// panic's value and stack from a call's cause, and the one function toolmw
+// uses to tell a panic from an error. Unlike errors.As it always
+// terminates (a cyclic Unwrap chain is followed a bounded number of steps),
+// never panics (an Unwrap or As method that panics is no match) and skips
+// a typed nil *PanicError.
+func PanicOf(err error) *PanicError {
+	pe, _ := errchain.As[*PanicError](err)
+	return pe
 }
 
 // ErrGoexit is the [PanicError.Value] of a call whose goroutine called

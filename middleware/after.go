@@ -8,11 +8,25 @@ import (
 	"github.com/toolmw/toolmw/toolctx"
 )
 
-// CallInfo is what an [After] hook learns of a finished call.
+// CallInfo is what an [After] hook learns of a finished call: the one
+// options object it receives, so a new field is never a breaking change.
 type CallInfo struct {
-	// Details identifies the call.
+	// Details identifies the call: the read-only view of Request without
+	// arguments, headers or credentials.
 	Details toolctx.Details
-	// Start is when the call entered the interceptor.
+	// Request is the call's request. It is read-only: a hook must not
+	// change it. It holds the arguments and, on HTTP, the headers
+	// (credentials included): record them only through a redactor.
+	Request *toolctx.Request
+	// Result is the final result the chain inside returned, as the
+	// interceptors outside and the adapter receive it; nil when the
+	// handler returned nil, or when the call panicked (or called
+	// runtime.Goexit) through After. It is read-only: a hook must not
+	// change it. Its raw cause is [CallInfo.Cause].
+	Result *toolctx.CallResult
+	// Start is the wall-clock time the call entered the interceptor
+	// (time.Now(), with its monotonic reading), so an audit row lines up
+	// with every other log.
 	Start time.Time
 	// Duration is how long the rest of the chain and the handler took.
 	Duration time.Duration
@@ -20,26 +34,15 @@ type CallInfo struct {
 	Outcome toolctx.Outcome
 
 	cause error
-	notes []toolctx.Note
 }
 
-// Cause returns the raw error of a failed call, or nil. It is for the
-// server side only.
+// Cause returns the raw error of a failed call (for a panic, the
+// [*errs.PanicError]; see [errs.PanicOf]), or nil. It is for the server side
+// only. [DiagnosticEvent.Cause] is the same accessor.
 func (c CallInfo) Cause() error { return c.cause }
-
-// Notes returns the notes that interceptors attached to the call's final
-// result ([toolctx.CallResult.WithNote]), oldest first: attempts, a cache
-// hit, a scrub, a truncation. The slice is shared: do not change it.
-func (c CallInfo) Notes() []toolctx.Note { return c.notes }
 
 // AfterFunc is a hook run after each call.
 type AfterFunc func(ctx context.Context, info CallInfo)
-
-// epoch is the process's clock origin: timing a call takes two monotonic
-// clock reads from it, cheaper than reading the wall clock each time. Start
-// times are epoch plus the monotonic offset, so they do not follow a step
-// of the wall clock made while the process runs.
-var epoch = time.Now()
 
 // After calls fn after every call that passes through it, with the call's
 // details, timing and outcome: the primitive that audit is built on. A call
@@ -57,16 +60,16 @@ var epoch = time.Now()
 // fallback logger ([WithFallbackLogger]); the result is returned unchanged.
 // Use [WithNormalizer] when Normalize with a mapping is not inside After.
 //
-// On a successful call After costs two monotonic clock reads and no
-// allocation.
+// On a successful call After costs two clock reads and no allocation. A
+// nil fn is a construction mistake: After panics (see the package doc).
 func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
+	if fn == nil {
+		panic("middleware.After: the hook is nil")
+	}
 	o := newOptions(opts)
 	return func(next toolctx.Handler) toolctx.Handler {
-		if fn == nil {
-			return next
-		}
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
-			since := time.Since(epoch)
+			start := time.Now()
 			const (
 				inNext = iota
 				inHook
@@ -84,15 +87,15 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 					o.hookFault(ctx, "toolmw: after hook panicked", v, toolctx.DetailsOf(req))
 					return
 				}
-				o.reportPanic(ctx, fn, req, since, panicError(v, v == nil))
+				o.reportPanic(ctx, fn, req, start, panicError(v, v == nil))
 				if v != nil {
 					panic(v)
 				}
 				// A Goexit: returning lets it continue.
 			}()
 			res = next.CallTool(ctx, req)
-			info := CallInfo{Details: toolctx.DetailsOf(req), Start: epoch.Add(since), Duration: time.Since(epoch) - since, notes: res.Notes()}
-			if res == nil || res.IsError {
+			info := CallInfo{Details: toolctx.DetailsOf(req), Request: req, Result: res, Start: start, Duration: time.Since(start)}
+			if res.Failed() {
 				info.Outcome = toolctx.Classify(ctx, res, o.normalizer)
 				info.cause = res.Cause()
 			}
@@ -106,14 +109,14 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 
 // reportPanic tells fn about a call that panicked (or called
 // runtime.Goexit) through After.
-func (o *options) reportPanic(ctx context.Context, fn AfterFunc, req *toolctx.Request, since time.Duration, pe *errs.PanicError) {
-	res := toolctx.ErrorResult(pe)
+func (o *options) reportPanic(ctx context.Context, fn AfterFunc, req *toolctx.Request, start time.Time, pe *errs.PanicError) {
 	info := CallInfo{
 		Details:  toolctx.DetailsOf(req),
-		Start:    epoch.Add(since),
-		Duration: time.Since(epoch) - since,
-		Outcome:  toolctx.Classify(ctx, res, o.normalizer),
-		cause:    res.Cause(),
+		Request:  req,
+		Start:    start,
+		Duration: time.Since(start),
+		Outcome:  toolctx.Classify(ctx, toolctx.ErrorResult(pe), o.normalizer),
+		cause:    pe,
 	}
 	finished := false
 	defer func() {

@@ -90,7 +90,7 @@ func TestBehaviourRawError(t *testing.T) {
 	assert.Equal(t, errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, *r.res.Error, "a generic message")
 	assert.Nil(t, r.res.StructuredContent, "no structured data")
 	require.Len(t, r.diag, 1, "Diagnostics called once")
-	assert.Same(t, raw, r.diag[0].Err, "with the raw error")
+	assert.Same(t, raw, r.diag[0].Cause(), "with the raw error")
 	assert.Equal(t, "report", r.diag[0].Details.Tool(), "and the call details")
 	assert.True(t, r.after[0].Outcome.Scrubbed, "After: scrubbed, so the audit row records the raw message")
 	assert.Same(t, raw, r.after[0].Cause(), "After: the raw message")
@@ -100,7 +100,7 @@ func TestBehaviourPanic(t *testing.T) {
 	r := runRow(t, context.Background(), newReq("crash"), nil, handlerPanicking("index out of range [3] with length 2"))
 	assert.Equal(t, errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, *r.res.Error, "the same generic result")
 	require.Len(t, r.diag, 1, "Diagnostics called once")
-	assert.NotEmpty(t, r.diag[0].Stack, "with the stack")
+	assert.NotEmpty(t, stackOf(r.diag[0]), "with the stack")
 	var pe *errs.PanicError
 	require.ErrorAs(t, r.after[0].Cause(), &pe, "After gets the panic error")
 	assert.NotContains(t, pe.Error(), "goroutine", "the panic message, never the stack")
@@ -117,7 +117,7 @@ func TestBehaviourUnencodableOutput(t *testing.T) {
 	assert.Equal(t, errs.CodeInternal, r.res.Error.Code, "a generic result")
 	assert.Equal(t, errs.GenericMessage, r.res.Error.Message, "the generic message")
 	require.Len(t, r.diag, 1, "Diagnostics called with the raw error")
-	assert.ErrorContains(t, r.diag[0].Err, "encode structured result", "the encoding error")
+	assert.ErrorContains(t, r.diag[0].Cause(), "encode structured result", "the encoding error")
 }
 
 func TestBehaviourGuardRejects(t *testing.T) {
@@ -235,10 +235,10 @@ func TestBehaviourPanicBetweenNormalizeAndRecover(t *testing.T) {
 		evs := diag.get()
 		require.Len(t, evs, 1, "outer recover %v: Diagnostics reports the panic once", outerRecover)
 		var pe *errs.PanicError
-		require.ErrorAs(t, evs[0].Err, &pe, "as a PanicError")
+		require.ErrorAs(t, evs[0].Cause(), &pe, "as a PanicError")
 		assert.Equal(t, "interceptor bug: dsn=postgres://admin:hunter2@db", pe.Value, "with the value")
-		assert.NotEmpty(t, evs[0].Stack, "and the stack")
-		assert.Equal(t, pe.Stack, evs[0].Stack, "the PanicError's stack")
+		assert.NotEmpty(t, stackOf(evs[0]), "and the stack")
+		assert.Equal(t, pe.Stack, stackOf(evs[0]), "the PanicError's stack")
 		assert.Equal(t, errs.CodeInternal, evs[0].Code, "an internal failure")
 		assert.Equal(t, "t", evs[0].Details.Tool(), "of the call")
 		require.Len(t, after.get(), 1, "After reports it once too")
@@ -272,10 +272,10 @@ func TestBehaviourGoexit(t *testing.T) {
 	assert.False(t, returned, "the Goexit continued: Recover cannot stop it")
 	evs := diag.get()
 	require.Len(t, evs, 1, "Diagnostics reports the Goexit once")
-	assert.ErrorIs(t, evs[0].Err, errs.ErrGoexit, "as errs.ErrGoexit")
+	assert.ErrorIs(t, evs[0].Cause(), errs.ErrGoexit, "as errs.ErrGoexit")
 	var pe *errs.PanicError
-	require.ErrorAs(t, evs[0].Err, &pe, "in a PanicError")
-	assert.NotEmpty(t, evs[0].Stack, "with the stack")
+	require.ErrorAs(t, evs[0].Cause(), &pe, "in a PanicError")
+	assert.NotEmpty(t, stackOf(evs[0]), "with the stack")
 	infos := after.get()
 	require.Len(t, infos, 1, "After reports it once")
 	assert.ErrorIs(t, infos[0].Cause(), errs.ErrGoexit, "After's cause")
@@ -331,4 +331,17 @@ func TestTimeoutKeepsALatePublicError(t *testing.T) {
 		assert.NotContains(t, errs.Describe(r.after[0].Cause()), "secret", "never the public error's private cause")
 		assert.ErrorIs(t, r.after[0].Cause(), context.DeadlineExceeded, "the cause is the deadline")
 	}
+}
+
+// A result is failed in one way a reader can see: a hand-built result with
+// a public envelope but no IsError is a failure, never a success.
+func TestBehaviourEnvelopeWithoutIsError(t *testing.T) {
+	pub := errs.Public{Code: errs.CodeNotFound, Message: "no such invoice"}
+	r := runRow(t, context.Background(), newReq("invoice"), nil, handlerReturning(&toolctx.CallResult{Error: &pub}))
+	require.True(t, r.res.IsError, "the caller gets a failure")
+	assert.Equal(t, pub, *r.res.Error, "with the envelope")
+	assert.True(t, r.after[0].Outcome.Failed, "After sees a failure")
+	assert.Equal(t, pub, r.after[0].Outcome.Public, "with its code and message")
+	assert.Empty(t, r.diag, "a public failure: no diagnostic")
+	assert.True(t, (&toolctx.CallResult{Error: &pub}).Failed(), "Failed says so")
 }

@@ -143,9 +143,9 @@ func checkCanary(t *testing.T, canary string, c shapes.Case, canceled bool) {
 		assert.Equal(t, errs.CodeInternal, res.Error.Code, "%s: internal", c.Name)
 		assert.Equal(t, errs.GenericMessage, res.Error.Message, "%s: the generic message", c.Name)
 		require.Len(t, evs, 1, "%s: Diagnostics called once", c.Name)
-		serverSide("the Diagnostics event's error", evs[0].Err)
+		serverSide("the Diagnostics event's error", evs[0].Cause())
 		if c.Panics {
-			assert.NotEmpty(t, evs[0].Stack, "%s: the event has the stack", c.Name)
+			assert.NotEmpty(t, stackOf(evs[0]), "%s: the event has the stack", c.Name)
 		}
 		assert.Equal(t, "invoice", evs[0].Details.Tool(), "%s: the event has the call details", c.Name)
 	}

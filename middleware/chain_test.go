@@ -6,16 +6,12 @@ package middleware
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -190,16 +186,6 @@ func TestMiddlewareEquivalence(t *testing.T) {
 	h, err := outer.Then(testApp)
 	require.NoError(t, err, "Then")
 	assert.Equal(t, []string{"o", "t1", "t2", "t3", "i", "app"}, run(t, h), "a nested chain keeps its order")
-}
-
-func TestPanicOf(t *testing.T) {
-	pe := errs.NewPanicError("p")
-	assert.Same(t, pe, panicOf(pe), "direct")
-	assert.Same(t, pe, panicOf(fmt.Errorf("w: %w", pe)), "wrapped")
-	assert.Same(t, pe, panicOf(errors.Join(io.EOF, fmt.Errorf("w: %w", pe))), "joined")
-	assert.Nil(t, panicOf(io.EOF), "no panic")
-	assert.Nil(t, panicOf(nil), "nil")
-	assert.Nil(t, panicOf(errors.Join(io.EOF)), "joined without a panic")
 }
 
 func TestThenInterceptorReturningNil(t *testing.T) {

@@ -9,21 +9,36 @@ import (
 	"github.com/toolmw/toolmw/toolctx"
 )
 
-// DiagnosticEvent describes one unexpected failure, for the operator. It
-// holds the raw error: send it to logs, traces or an error tracker, never
+// DiagnosticEvent describes one unexpected failure, for the operator. Its
+// cause is the raw error: send it to logs, traces or an error tracker, never
 // to the client.
 type DiagnosticEvent struct {
-	// Err is the raw error: a handler's error, or an [*errs.PanicError].
-	Err error
-	// Stack is the stack of a panic, nil otherwise.
-	Stack []byte
 	// Details identifies the call; it is the zero Details (IsZero) for a
 	// failure outside any tool call (in the HTTP transport or the auth
 	// layer).
 	Details toolctx.Details
 	// Code is the code the client was given.
 	Code errs.Code
+
+	cause error
 }
+
+// NewDiagnosticEvent returns the event of a failure with the given raw
+// cause: for code that reports failures of its own to a [DiagnosticsFunc]
+// (an HTTP layer, a test of a hook).
+func NewDiagnosticEvent(details toolctx.Details, code errs.Code, cause error) DiagnosticEvent {
+	return DiagnosticEvent{Details: details, Code: code, cause: cause}
+}
+
+// Cause returns the raw error: a handler's error, or an [*errs.PanicError]
+// for a panic, whose value and stack [errs.PanicOf] reaches:
+//
+//	if pe := errs.PanicOf(ev.Cause()); pe != nil {
+//		report(pe.Value, pe.Stack)
+//	}
+//
+// It is the same accessor as [CallInfo.Cause].
+func (ev DiagnosticEvent) Cause() error { return ev.cause }
 
 // DiagnosticsFunc receives diagnostic events. It is called synchronously,
 // once per unexpected failure, before the result goes back to the client:
@@ -48,13 +63,14 @@ type DiagnosticsFunc func(ctx context.Context, ev DiagnosticEvent)
 //
 // Place it outside [Recover], so it sees panics as failures. It classifies
 // results with the same rules as [Normalize]; pass [WithNormalizer] when the
-// chain's Normalize has a mapping and is not inside Diagnostics.
+// chain's Normalize has a mapping and is not inside Diagnostics. A nil fn
+// is a construction mistake: Diagnostics panics (see the package doc).
 func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
+	if fn == nil {
+		panic("middleware.Diagnostics: the hook is nil")
+	}
 	o := newOptions(opts)
 	return func(next toolctx.Handler) toolctx.Handler {
-		if fn == nil {
-			return next
-		}
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 			returned := false
 			defer func() {
@@ -64,8 +80,7 @@ func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
 				// nil only for runtime.Goexit (see After).
 				v := recover()
 				if !canceled(ctx) {
-					pe := panicError(v, v == nil)
-					o.report(ctx, fn, DiagnosticEvent{Err: pe, Stack: pe.Stack, Details: toolctx.DetailsOf(req), Code: errs.CodeInternal})
+					o.report(ctx, fn, NewDiagnosticEvent(toolctx.DetailsOf(req), errs.CodeInternal, panicError(v, v == nil)))
 				}
 				if v != nil {
 					panic(v)
@@ -73,7 +88,7 @@ func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
 			}()
 			res := next.CallTool(ctx, req)
 			returned = true
-			if res != nil && !res.IsError {
+			if !res.Failed() {
 				return res
 			}
 			out := toolctx.Classify(ctx, res, o.normalizer)
@@ -83,11 +98,7 @@ func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
 			if !out.Scrubbed || out.Public.Code != errs.CodeInternal || canceled(ctx) {
 				return res
 			}
-			ev := DiagnosticEvent{Err: res.Cause(), Details: toolctx.DetailsOf(req), Code: out.Public.Code}
-			if pe := panicOf(ev.Err); pe != nil {
-				ev.Stack = pe.Stack
-			}
-			o.report(ctx, fn, ev)
+			o.report(ctx, fn, NewDiagnosticEvent(toolctx.DetailsOf(req), out.Public.Code, res.Cause()))
 			return res
 		})
 	}

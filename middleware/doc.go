@@ -17,7 +17,22 @@
 // recover of their own around the whole chain.
 //
 // Hooks (Diagnostics, After) receive the call's context and one options
-// struct, so new fields never break them. A hook that panics never changes
-// the response: the panic is caught and reported once to a fallback
-// *slog.Logger.
+// struct, so new fields never break them; both reach the raw cause the same
+// way, with a Cause method, and a panic's value and stack with
+// [errs.PanicOf]. A hook that panics never changes the response: the panic
+// is caught and reported once to the fallback *slog.Logger
+// ([WithFallbackLogger]).
+//
+// # Construction mistakes
+//
+// One policy holds for every constructor of toolmw (here, in toolctx and in
+// audit): a nil where a value is required (a hook, a handler, a matcher, an
+// interceptor, an emitter, a sink) or a value out of range (a non-positive
+// duration) is a mistake in the program, and fails at construction, never
+// at the first call and never silently. A constructor that returns an
+// error ([Chain.Then], [Chain.ThenFunc]) returns one naming what was wrong;
+// every other constructor panics with a message naming it ("middleware.After:
+// the hook is nil"). A nil Option in a list of options is skipped, and a
+// nil interceptor given to [New] or [Chain.Append] is skipped, so that a
+// chain can be assembled from optional parts.
 package middleware

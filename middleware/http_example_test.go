@@ -20,7 +20,7 @@ var errs0 = errs.Normalizer{}
 // the streamable HTTP handler (here a stand-in that prints the identity).
 func ExampleAuthenticate() {
 	diag := func(ctx context.Context, ev middleware.DiagnosticEvent) {
-		fmt.Println("diagnostics:", ev.Err)
+		fmt.Println("diagnostics:", ev.Cause())
 	}
 	verify := func(r *http.Request) (toolctx.Identity, error) {
 		if r.Header.Get("Authorization") != "Bearer demo" {

@@ -121,7 +121,7 @@ func TestHTTPStackWithMCPGo(t *testing.T) {
 	// initialize handshake: one event per HTTP request.
 	require.NotEmpty(t, evs)
 	for _, ev := range evs {
-		assert.Same(t, idpDown, ev.Err)
+		assert.Same(t, idpDown, ev.Cause())
 		assert.True(t, ev.Details.IsZero())
 	}
 

@@ -2,10 +2,10 @@ package middleware
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
 )
 
 // HTTPRecover returns HTTP middleware that recovers a panic in the handlers
@@ -14,9 +14,9 @@ import (
 // null id, code -32603 and a fixed message. The panic value never reaches
 // the client and the connection is not dropped.
 //
-// The raw panic goes to fn as a [DiagnosticEvent] whose Err is an
-// [*errs.PanicError] (value and stack), with Stack set and a zero Details:
-// no tool call is involved. A panic in fn is caught and reported to the
+// The raw panic goes to fn as a [DiagnosticEvent] whose cause is an
+// [*errs.PanicError] (value and stack), with a zero Details: no tool call
+// is involved. A panic in fn is caught and reported to the
 // fallback logger ([WithFallbackLogger]); a nil fn reports nothing.
 //
 // When the wrapped handler had already written the response header (a
@@ -43,7 +43,7 @@ func HTTPRecover(fn DiagnosticsFunc, opts ...Option) func(http.Handler) http.Han
 				}
 				pe := errs.NewPanicError(v)
 				if fn != nil {
-					o.report(r.Context(), fn, DiagnosticEvent{Err: pe, Stack: pe.Stack, Code: errs.CodeInternal})
+					o.report(r.Context(), fn, NewDiagnosticEvent(toolctx.Details{}, errs.CodeInternal, pe))
 				}
 				if hw.wroteHeader {
 					return
@@ -64,10 +64,5 @@ func (o *options) reportHTTP(ctx context.Context, fn DiagnosticsFunc, err error,
 	if fn == nil {
 		return
 	}
-	ev := DiagnosticEvent{Err: err, Code: code}
-	var pe *errs.PanicError
-	if errors.As(err, &pe) {
-		ev.Stack = pe.Stack
-	}
-	o.report(ctx, fn, ev)
+	o.report(ctx, fn, NewDiagnosticEvent(toolctx.Details{}, code, err))
 }

@@ -73,10 +73,10 @@ func TestHTTPRecover(t *testing.T) {
 			evs := d.events()
 			require.Len(t, evs, 1)
 			assert.True(t, evs[0].Details.IsZero(), "no tool details")
-			assert.NotEmpty(t, evs[0].Stack)
+			assert.NotEmpty(t, stackOf(evs[0]))
 			assert.Equal(t, errs.CodeInternal, evs[0].Code)
 			var pe *errs.PanicError
-			require.ErrorAs(t, evs[0].Err, &pe)
+			require.ErrorAs(t, evs[0].Cause(), &pe)
 			if v != nil {
 				assert.Contains(t, pe.Error(), canary)
 			}
@@ -229,7 +229,7 @@ func TestAuthenticate(t *testing.T) {
 	assert.Nil(t, seen)
 	evs := d.events()
 	require.Len(t, evs, 1)
-	assert.Same(t, errIDP, evs[0].Err)
+	assert.Same(t, errIDP, evs[0].Cause())
 	assert.True(t, evs[0].Details.IsZero())
 	assert.Equal(t, errs.CodeUnavailable, evs[0].Code)
 

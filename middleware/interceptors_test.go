@@ -254,11 +254,11 @@ func TestDiagnosticsCalled(t *testing.T) {
 				evs := rec.get()
 				require.Len(t, evs, 1, "called exactly once")
 				ev := evs[0]
-				c.errChk(t, ev.Err)
+				c.errChk(t, ev.Cause())
 				if c.stack {
-					assert.NotEmpty(t, ev.Stack, "the stack of a panic")
+					assert.NotEmpty(t, stackOf(ev), "the stack of a panic")
 				} else {
-					assert.Nil(t, ev.Stack, "no stack for an error")
+					assert.Nil(t, stackOf(ev), "no stack for an error")
 				}
 				assert.Equal(t, errs.CodeInternal, ev.Code, "the code the client got")
 				assert.Equal(t, "lookup", ev.Details.Tool(), "details name the tool")
@@ -315,12 +315,11 @@ func TestDiagnosticsNotCalled(t *testing.T) {
 			handlerReturning(toolctx.ErrorResult(cause))).CallTool(bg, newReq("t"))
 		assert.Equal(t, errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, *res.Error, "%v: while the call is live it is scrubbed", cause)
 		require.Len(t, rec.get(), 1, "%v: Diagnostics is called for a context error of the handler's own", cause)
-		assert.Same(t, cause, rec.get()[0].Err, "%v: with the raw error", cause)
+		assert.Same(t, cause, rec.get()[0].Cause(), "%v: with the raw error", cause)
 	}
 
-	// A nil hook is allowed and never called.
-	h := mustThen(t, middleware.New(middleware.Diagnostics(nil), middleware.Recover), handlerPanicking("x"))
-	assert.NotPanics(t, func() { h.CallTool(context.Background(), newReq("t")) }, "a nil diagnostics func is a no-op")
+	// A nil hook is a construction mistake: it fails at construction.
+	assert.PanicsWithValue(t, "middleware.Diagnostics: the hook is nil", func() { middleware.Diagnostics(nil) }, "a nil hook panics at construction")
 }
 
 func TestDiagnosticsWithNormalizerMapping(t *testing.T) {
@@ -399,6 +398,9 @@ func TestAfter(t *testing.T) {
 	assert.LessOrEqual(t, info.Duration, after.Sub(before)+time.Millisecond, "duration within the call")
 	assert.Equal(t, toolctx.Outcome{}, info.Outcome, "success outcome")
 	assert.NoError(t, info.Cause(), "no cause on success")
+	assert.Same(t, req, info.Request, "the hook has the request")
+	assert.Same(t, res, info.Result, "and the final result")
+	assert.WithinDuration(t, time.Now(), info.Start, time.Minute, "Start is wall-clock time")
 
 	next = toolctx.ErrorResult(raw)
 	h.CallTool(context.Background(), newReq("weather"))
@@ -407,12 +409,14 @@ func TestAfter(t *testing.T) {
 	assert.Same(t, raw, info.Cause(), "the raw cause")
 
 	next = toolctx.ErrorResult(errs.NotFound("none").WithCause(raw))
-	h.CallTool(context.Background(), newReq("weather"))
+	res = h.CallTool(context.Background(), newReq("weather"))
 	info = rec.get()[2]
+	assert.Same(t, res, info.Result, "the final result, as normalized inside After")
+	assert.True(t, info.Result.IsError, "a failure")
 	assert.Equal(t, toolctx.Outcome{Failed: true, Public: errs.Public{Code: errs.CodeNotFound, Message: "none"}}, info.Outcome, "public failure outcome")
 	assert.ErrorIs(t, info.Cause(), raw, "the public error and its private cause")
 
-	assert.Same(t, next, middleware.After(nil)(handlerReturning(next)).CallTool(context.Background(), newReq("t")), "a nil hook is a no-op")
+	assert.PanicsWithValue(t, "middleware.After: the hook is nil", func() { middleware.After(nil) }, "a nil hook panics at construction")
 }
 
 func TestAfterWithoutNormalizeUsesWithNormalizer(t *testing.T) {
@@ -633,4 +637,12 @@ func TestTimeout(t *testing.T) {
 
 	assert.Panics(t, func() { middleware.Timeout(0) }, "a zero duration panics at construction")
 	assert.Panics(t, func() { middleware.Timeout(-time.Second) }, "a negative duration panics at construction")
+}
+
+// stackOf is the stack of the panic an event reports, or nil.
+func stackOf(ev middleware.DiagnosticEvent) []byte {
+	if pe := errs.PanicOf(ev.Cause()); pe != nil {
+		return pe.Stack
+	}
+	return nil
 }

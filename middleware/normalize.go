@@ -29,7 +29,7 @@ func Normalize(n errs.Normalizer) toolctx.Middleware {
 	return func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 			res := next.CallTool(ctx, req)
-			if res != nil && !res.IsError {
+			if !res.Failed() {
 				return res // the common case, without a call
 			}
 			return toolctx.Normalized(ctx, res, n)

@@ -1,15 +1,6 @@
 package middleware
 
-import (
-	"github.com/toolmw/toolmw/errs"
-	"github.com/toolmw/toolmw/internal/errchain"
-)
-
-// panicOf returns the *errs.PanicError in err's chain, or nil.
-func panicOf(err error) *errs.PanicError {
-	pe, _ := errchain.As[*errs.PanicError](err)
-	return pe
-}
+import "github.com/toolmw/toolmw/errs"
 
 // panicError is the *errs.PanicError for a value recovered from a panic,
 // or for a runtime.Goexit when goexit is set: a value that already is one

@@ -67,11 +67,11 @@ func timeout(d time.Duration, now func() time.Time) toolctx.Middleware {
 // timedOut is the result of a call whose handler returned res after
 // Timeout's deadline; tctx is the context the handler had, which has ended.
 func timedOut(tctx context.Context, res *toolctx.CallResult, timeout *errs.Error) *toolctx.CallResult {
-	if res != nil && !res.IsError {
+	if !res.Failed() {
 		return toolctx.ErrorResult(timeout.WithCause(context.DeadlineExceeded))
 	}
 	cause := res.Cause()
-	if panicOf(cause) != nil {
+	if errs.PanicOf(cause) != nil {
 		return res
 	}
 	o := toolctx.Classify(tctx, res, errs.Normalizer{})

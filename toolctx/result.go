@@ -10,7 +10,6 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/internal/ctxend"
-	"github.com/toolmw/toolmw/internal/errchain"
 )
 
 // CallResult is the outcome of a tool call.
@@ -31,10 +30,12 @@ type CallResult struct {
 	StructuredContent any
 	// Meta is the result's _meta.
 	Meta map[string]any
-	// IsError reports a failed call.
+	// IsError reports a failed call (see [CallResult.Failed], which also
+	// counts a result with only Error set).
 	IsError bool
-	// Error is the public envelope of a failed call. [Normalized] sets it;
-	// it is nil on success and on failures not yet normalized.
+	// Error is the public envelope of a failed call. [Normalized] sets it
+	// (and IsError with it); it is nil on success and on failures not yet
+	// normalized.
 	Error *errs.Public
 
 	cause    error
@@ -81,6 +82,12 @@ func ErrorResult(err error) *CallResult {
 	return &CallResult{IsError: true, cause: err}
 }
 
+// Failed reports whether r is a failure: IsError is set, or a public
+// envelope (Error) is, or r is nil (a handler that returned nil failed). It
+// is the one way to ask: a hand-built CallResult{Error: &pub} without
+// IsError is a failure too, and [Normalized] sets IsError on it.
+func (r *CallResult) Failed() bool { return r == nil || r.IsError || r.Error != nil }
+
 // Cause returns the raw error of a failed call, or nil. It is for server-side
 // code (diagnostics, audit); never send its text to the client.
 func (r *CallResult) Cause() error {
@@ -124,7 +131,7 @@ func Classify(ctx context.Context, r *CallResult, n errs.Normalizer) Outcome {
 	case r == nil:
 		pub, _ := n.Normalize(ErrNilResult)
 		return Outcome{Failed: true, Public: pub, Scrubbed: true}
-	case !r.IsError:
+	case !r.Failed():
 		return Outcome{}
 	case r.Error != nil:
 		pub, _ := validPublic(*r.Error)
@@ -135,7 +142,7 @@ func Classify(ctx context.Context, r *CallResult, n errs.Normalizer) Outcome {
 	pub, scrubbed := n.NormalizeCall(ctx, r.cause)
 	if scrubbed {
 		if end := ctxend.Err(ctx); end != nil {
-			if _, panicked := errchain.As[*errs.PanicError](r.cause); !panicked {
+			if errs.PanicOf(r.cause) == nil {
 				pub, _ = n.Normalize(end)
 			}
 		}
@@ -151,15 +158,17 @@ func Classify(ctx context.Context, r *CallResult, n errs.Normalizer) Outcome {
 // becomes an internal failure. Adapters add the code and public detail
 // under [ErrorMetaKey] in the result's _meta.
 func Normalized(ctx context.Context, r *CallResult, n errs.Normalizer) *CallResult {
-	if r != nil && (!r.IsError || r.Error != nil) {
-		if r.IsError {
-			// An envelope set by hand may break the contract (a code
-			// outside the closed set, no message): repair a copy.
-			if pub, changed := validPublic(*r.Error); changed {
-				c := *r
-				c.Error = &pub
-				return &c
-			}
+	if !r.Failed() {
+		return r
+	}
+	if r != nil && r.Error != nil {
+		// An envelope set by hand may break the contract (a code outside
+		// the closed set, no message, no IsError): repair a copy.
+		if pub, changed := validPublic(*r.Error); changed || !r.IsError {
+			c := *r
+			c.Error = &pub
+			c.IsError = true
+			return &c
 		}
 		return r
 	}

@@ -23,8 +23,12 @@ type TypedFunc[In, Out any] func(ctx context.Context, req *Request, in In) (Out,
 // give an [errs.CodeInvalidArguments] result whose public message names the
 // field, without calling fn. An error from fn becomes [ErrorResult](err):
 // an [*errs.Error] keeps its public fields, anything else is scrubbed. An
-// Out that cannot be encoded is an internal failure.
+// Out that cannot be encoded is an internal failure. A nil fn panics, at
+// construction (see package middleware's doc on construction mistakes).
 func Typed[In, Out any](fn TypedFunc[In, Out]) Handler {
+	if fn == nil {
+		panic("toolctx.Typed: the function is nil")
+	}
 	return HandlerFunc(func(ctx context.Context, req *Request) *CallResult {
 		var in In
 		if err := DecodeArguments(req.Arguments, &in); err != nil {

@@ -81,7 +81,7 @@ func Chain(rows audit.Emitter, out io.Writer) middleware.Chain {
 	return middleware.New(
 		audit.Interceptor(rows), // outermost: the guards' rejections get rows too
 		middleware.Diagnostics(func(ctx context.Context, ev middleware.DiagnosticEvent) {
-			fmt.Fprintf(out, "   diagnostics: %s: %v\n", ev.Details.Tool(), ev.Err)
+			fmt.Fprintf(out, "   diagnostics: %s: %v\n", ev.Details.Tool(), ev.Cause())
 		}),
 		middleware.Normalize(errs.Normalizer{}),
 		middleware.Recover,

@@ -35,7 +35,7 @@ type stack struct {
 func newStack(logger *slog.Logger) *stack {
 	rows := audit.NewAsync(audit.NewSlogSink(logger.Handler()), audit.AsyncConfig{Logger: logger})
 	diag := func(ctx context.Context, ev middleware.DiagnosticEvent) {
-		logger.ErrorContext(ctx, "tool call failed", "err", ev.Err, "call", ev.Details, "code", ev.Code)
+		logger.ErrorContext(ctx, "tool call failed", "err", ev.Cause(), "call", ev.Details, "code", ev.Code)
 	}
 	return &stack{
 		rows: rows,

@@ -228,12 +228,12 @@ func openStore(ctx context.Context, cfg config) (*sqlstore.Store, string, error)
 // the call's details and, for a panic, the stack. It goes to stderr only.
 func diagnostics(logger *slog.Logger) middleware.DiagnosticsFunc {
 	return func(ctx context.Context, ev middleware.DiagnosticEvent) {
-		attrs := []any{"code", ev.Code, "err", ev.Err}
+		attrs := []any{"code", ev.Code, "err", errs.Describe(ev.Cause())}
 		if !ev.Details.IsZero() {
 			attrs = append(attrs, "call", ev.Details)
 		}
-		if ev.Stack != nil {
-			attrs = append(attrs, "stack", string(ev.Stack))
+		if pe := errs.PanicOf(ev.Cause()); pe != nil {
+			attrs = append(attrs, "stack", string(pe.Stack))
 		}
 		logger.ErrorContext(ctx, "tool call failed", attrs...)
 	}

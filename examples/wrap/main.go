@@ -94,7 +94,7 @@ func run(ctx context.Context, out io.Writer) error {
 			fmt.Fprintf(out, "   audit row: outcome=%s code=%s message=%q\n", r.Outcome, r.Code, r.Message)
 		}),
 		func(ctx context.Context, ev middleware.DiagnosticEvent) {
-			fmt.Fprintf(out, "   diagnostics: %v\n", ev.Err)
+			fmt.Fprintf(out, "   diagnostics: %v\n", ev.Cause())
 		})
 	return callAll(ctx, out, s, calls)
 }

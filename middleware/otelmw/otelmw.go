@@ -274,7 +274,7 @@ func (in *interceptor) parent(ctx context.Context, req *toolctx.Request) (contex
 // with res.
 func (in *interceptor) finish(ctx context.Context, span trace.Span, start time.Time, version string, req *toolctx.Request, res *toolctx.CallResult) {
 	var o toolctx.Outcome
-	if res == nil || res.IsError {
+	if res.Failed() {
 		o = toolctx.Classify(ctx, res, in.cfg.normalizer)
 	}
 	if span != nil {

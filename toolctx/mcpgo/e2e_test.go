@@ -158,17 +158,17 @@ func TestBehaviourTable(t *testing.T) {
 						assert.Equal(t, errs.CodeInternal, rows[0].Outcome.Public.Code)
 						if kind >= 4 && kind <= 8 {
 							var pe *errs.PanicError
-							require.ErrorAs(t, diags[0].Err, &pe)
-							assert.NotEmpty(t, diags[0].Stack)
+							require.ErrorAs(t, diags[0].Cause(), &pe)
+							assert.NotEmpty(t, pe.Stack)
 							assert.NotContains(t, rows[0].Cause().Error(), "goroutine ", "no stack in the audit row")
 						}
 						if canaryInValue(kind) {
-							assert.Contains(t, diags[0].Err.Error(), canary)
+							assert.Contains(t, diags[0].Cause().Error(), canary)
 							assert.Contains(t, rows[0].Cause().Error(), canary)
 						}
 						if kind == 8 {
 							var re runtime.Error
-							assert.ErrorAs(t, diags[0].Err, &re)
+							assert.ErrorAs(t, diags[0].Cause(), &re)
 						}
 					}
 				}
@@ -186,7 +186,7 @@ func TestBehaviourTable(t *testing.T) {
 				assert.Equal(t, errs.GenericMessage, text(res))
 				diags, _, _ := rec.snapshot()
 				require.Len(t, diags, 1)
-				assert.Contains(t, diags[0].Err.Error(), "chan")
+				assert.Contains(t, diags[0].Cause().Error(), "chan")
 			})
 
 			assert.NotContains(t, string(w.bytes()), "CANARY")
@@ -252,7 +252,7 @@ func TestCanary(t *testing.T) {
 			require.Len(t, rows, calls)
 			diagText := make(map[string]bool, len(diags))
 			for _, d := range diags {
-				diagText[d.Err.Error()] = true
+				diagText[d.Cause().Error()] = true
 			}
 			rowCause := make(map[string]bool, len(rows))
 			for _, r := range rows {
@@ -317,7 +317,7 @@ func TestRecoveryInsideAdapterIsScrubbed(t *testing.T) {
 	assert.Equal(t, errs.GenericMessage, text(res))
 	diags, _, _ := rec.snapshot()
 	require.Len(t, diags, 1)
-	assert.Contains(t, diags[0].Err.Error(), "panic recovered in fail_a tool handler: CANARY-x")
+	assert.Contains(t, diags[0].Cause().Error(), "panic recovered in fail_a tool handler: CANARY-x")
 	assert.NotContains(t, string(w.bytes()), "CANARY")
 }
 

@@ -21,7 +21,7 @@ import (
 func ExampleServerOption() {
 	chain := middleware.New(
 		middleware.Diagnostics(func(ctx context.Context, ev middleware.DiagnosticEvent) {
-			fmt.Println("server keeps:", ev.Err)
+			fmt.Println("server keeps:", ev.Cause())
 		}),
 		middleware.Normalize(errs.Normalizer{}),
 		middleware.Recover,

@@ -462,7 +462,7 @@ func TestHostileShapes(t *testing.T) {
 							}
 							if sh.inCause {
 								assert.Contains(t, cause, canary, what)
-								assert.Contains(t, diags[0].Err.Error(), canary, what)
+								assert.Contains(t, diags[0].Cause().Error(), canary, what)
 							}
 						}
 						assertClean(t, w, tool)

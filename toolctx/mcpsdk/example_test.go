@@ -28,7 +28,7 @@ func ExampleInstall() {
 
 	chain := middleware.New(
 		middleware.Diagnostics(func(ctx context.Context, ev middleware.DiagnosticEvent) {
-			fmt.Println("diagnostics:", ev.Details.Tool(), ev.Err)
+			fmt.Println("diagnostics:", ev.Details.Tool(), ev.Cause())
 		}),
 		middleware.Normalize(errs.Normalizer{}),
 		middleware.Recover,

@@ -90,7 +90,7 @@ func chain(rec *recorder) toolctx.Middleware {
 	}
 	diag := func(ctx context.Context, ev middleware.DiagnosticEvent) {
 		rec.add(record{Kind: "diag", Tool: ev.Details.Tool(), Case: caseOf(ev.Details), Code: string(ev.Code),
-			Failed: true, Scrubbed: true, Raw: ev.Err.Error(), Stack: len(ev.Stack) > 0})
+			Failed: true, Scrubbed: true, Raw: ev.Cause().Error(), Stack: errs.PanicOf(ev.Cause()) != nil})
 	}
 	// guard stands for an interceptor that fails on its own, with a raw
 	// error, without calling the handler.
