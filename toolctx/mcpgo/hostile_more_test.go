@@ -82,7 +82,7 @@ func TestGoexitLeavesServerAsItWas(t *testing.T) {
 						assert.ErrorIs(t, rows[0].Cause(), errs.ErrGoexit, "%s %s", w.name, tool)
 						assert.Equal(t, errs.CodeInternal, rows[0].Outcome.Public.Code, "%s %s", w.name, tool)
 						require.Len(t, diags, 1, "%s %s: a diagnostics event", w.name, tool)
-						assert.ErrorIs(t, diags[0].Err, errs.ErrGoexit, "%s %s", w.name, tool)
+						assert.ErrorIs(t, diags[0].Cause(), errs.ErrGoexit, "%s %s", w.name, tool)
 					}
 				}
 				res, err := call(t, w, "ok", nil)

@@ -443,7 +443,7 @@ func TestHostileShapes(t *testing.T) {
 								assert.Equal(t, errs.CodeInternal, rows[0].Outcome.Public.Code, what)
 								assert.ErrorIs(t, rows[0].Cause(), errs.ErrGoexit, what)
 								require.Len(t, diags, 1, what)
-								assert.ErrorIs(t, diags[0].Err, errs.ErrGoexit, what)
+								assert.ErrorIs(t, diags[0].Cause(), errs.ErrGoexit, what)
 								continue
 							}
 							if !inChain(tool, sh) {
