@@ -254,7 +254,10 @@ func compileOutputSchema(name string, raw []byte) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	url := "mem:///toolmw/tools/" + name + "/output-schema.json"
+	// mcp-go's URL (server/input_validation.go compileSchema, which its
+	// output validator uses too): a tool name that is no valid URL path
+	// segment then fails here exactly when it fails there.
+	url := "mem:///mcp-go/tools/" + name + "/input-schema.json"
 	c := jsonschema.NewCompiler()
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err

@@ -87,6 +87,9 @@ func AddHooks(h *server.Hooks, m toolctx.Middleware, opts ...Option) {
 // ([Middleware] with [AddHooks]).
 func (a *adapter) addHooks(h *server.Hooks, s *server.MCPServer) {
 	if a.marks != nil {
+		// A mark lives until the call's AfterCallTool or OnError hook;
+		// only a panic in mcp-go between the two (which ends the call
+		// without either) leaves one behind.
 		h.AddBeforeCallTool(func(ctx context.Context, _ any, _ *mcp.CallToolRequest) {
 			if forServer(ctx, s) && comparableContext(ctx) {
 				a.marks.Store(ctx, new(atomic.Bool))
@@ -122,11 +125,12 @@ func (a *adapter) addHooks(h *server.Hooks, s *server.MCPServer) {
 	})
 }
 
-// comparableContext reports whether ctx can be a map key (every context
-// the standard library and mcp-go make is a pointer).
+// comparableContext reports whether ctx can be a map key: a pointer, as
+// every context the standard library and mcp-go make is (a comparable
+// struct may still hold an interface whose value cannot be hashed).
 func comparableContext(ctx context.Context) bool {
 	t := reflect.TypeOf(ctx)
-	return t != nil && t.Comparable()
+	return t != nil && t.Kind() == reflect.Pointer
 }
 
 // markEntered records that the call of ctx entered the tool middleware, for

@@ -297,7 +297,7 @@ func (r *recorder) hostileChain() middleware.Chain {
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // hostileTools are the tools of hostileServer and the shapes each runs.
-var hostileTools = []string{"n_plain", "n_schema", "tm_plain", "tm_schema", "ty_structured", "ty_helper", "ty_typed", "mw"}
+var hostileTools = []string{"n_plain", "n_schema", "n schema", "tm_plain", "tm_schema", "ty_structured", "ty_helper", "ty_typed", "mw"}
 
 // hostileServer serves the hostile tools behind the recorder's chain, with
 // input validation and, when validate, output validation.
@@ -330,6 +330,8 @@ func hostileServer(t testing.TB, rec *recorder, validate bool) *server.MCPServer
 		return tool
 	}
 	s.AddTool(withOutput(mcp.NewTool("n_schema", hostileInput)), native)
+	// mcp-go checks no native tool name: one with a space.
+	s.AddTool(withOutput(mcp.NewTool("n schema", hostileInput)), native)
 	require.NoError(t, mcpgo.AddTool(s, mcp.NewTool("tm_plain", hostileInput), tm))
 	require.NoError(t, mcpgo.AddTool(s, withOutput(mcp.NewTool("tm_schema", hostileInput)), tm))
 	s.AddTool(mcp.NewTool("ty_structured", hostileInput), mcp.NewStructuredToolHandler(typed))
@@ -354,7 +356,7 @@ func applies(tool string, sh shape, validate bool) bool {
 	switch tool {
 	case "n_plain", "ty_typed":
 		return !sh.schema
-	case "n_schema":
+	case "n_schema", "n schema":
 		return !sh.schema || validate
 	case "tm_plain":
 		return sh.tm != nil && !sh.schema
