@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -48,4 +49,30 @@ func BenchmarkRateLimitAdmittedParallel(b *testing.B) {
 
 func BenchmarkMaxArgBytesAdmitted(b *testing.B) {
 	benchGuard(b, middleware.MaxArgBytes(1024), &toolctx.Request{Tool: "search", Arguments: []byte(`{"q":"x"}`)})
+}
+
+func BenchmarkBulkheadAdmitted(b *testing.B) {
+	benchGuard(b, middleware.Bulkhead(middleware.BulkheadConfig{Limit: 64}), &toolctx.Request{Tool: "export"})
+}
+
+func BenchmarkBulkheadPerKeyAdmitted(b *testing.B) {
+	benchGuard(b, middleware.Bulkhead(middleware.BulkheadConfig{Limit: 64, Key: middleware.CallerKey}),
+		&toolctx.Request{Tool: "export", Identity: &toolctx.Identity{Subject: "alice"}})
+}
+
+func BenchmarkRequireScopesAdmitted(b *testing.B) {
+	benchGuard(b, middleware.RequireScopes(middleware.ScopePolicy{Tools: map[string][]string{"deploy": {"deploy:prod"}}}),
+		&toolctx.Request{Tool: "deploy", Identity: &toolctx.Identity{Subject: "alice", Scopes: []string{"read", "deploy:prod"}}})
+}
+
+// BenchmarkRateLimiterBare is the floor RateLimit stands on: one
+// golang.org/x/time/rate bucket and a clock read, no key, no table.
+func BenchmarkRateLimiterBare(b *testing.B) {
+	lim := rate.NewLimiter(rate.Limit(1e12), 1<<30)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if !lim.AllowN(time.Now(), 1) {
+			b.Fatal("rejected")
+		}
+	}
 }

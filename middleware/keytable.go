@@ -13,14 +13,14 @@ import (
 // per-key slots live in one.
 //
 // An entry idle for longer than ttl is expired when room is needed; when
-// nothing has expired, an arbitrary evictable entry is dropped. The table
-// starts no goroutine: expiry happens on insertion.
+// nothing has expired (or ttl is zero: entries do not age), an arbitrary
+// evictable entry is dropped. The table starts no goroutine: expiry happens
+// on insertion.
 type keyTable[V any] struct {
 	shards   []tableShard[V]
 	seed     maphash.Seed
 	perShard int
 	ttl      int64 // nanoseconds of the table's monotonic clock
-	start    time.Time
 	// evictable reports whether an entry's state may be dropped (nil:
 	// always); it is called with the shard locked.
 	evictable func(*V) bool
@@ -53,7 +53,6 @@ func newKeyTable[V any](maxKeys int, ttl time.Duration, init func(*V), evictable
 		seed:      maphash.MakeSeed(),
 		perShard:  (maxKeys + n - 1) / n,
 		ttl:       int64(ttl),
-		start:     time.Now(),
 		evictable: evictable,
 		init:      init,
 	}
@@ -61,14 +60,6 @@ func newKeyTable[V any](maxKeys int, ttl time.Duration, init func(*V), evictable
 		t.shards[i].m = make(map[string]*tableEntry[V])
 	}
 	return t
-}
-
-// now returns the time on the table's monotonic clock, and as a
-// time.Time: one read of the monotonic clock, where time.Now reads the
-// wall clock too.
-func (t *keyTable[V]) now() (int64, time.Time) {
-	d := time.Since(t.start)
-	return int64(d), t.start.Add(d)
 }
 
 // lock returns the entry of key, created if needed, with its shard locked:
@@ -96,10 +87,11 @@ func (t *keyTable[V]) lock(key string, now int64) (*tableEntry[V], *sync.Mutex) 
 	return e, &s.mu
 }
 
-// makeRoom drops expired entries (at most once per quarter of ttl), or else
-// one arbitrary evictable entry; it reports whether there is room.
+// makeRoom drops expired entries (at most once per quarter of ttl; never
+// with a zero ttl), or else one arbitrary evictable entry; it reports
+// whether there is room.
 func (t *keyTable[V]) makeRoom(s *tableShard[V], now int64) bool {
-	if now-s.lastSweep >= t.ttl/4 {
+	if t.ttl > 0 && now-s.lastSweep >= t.ttl/4 {
 		s.lastSweep = now
 		for k, e := range s.m {
 			if now-e.last > t.ttl && t.canEvict(e) {

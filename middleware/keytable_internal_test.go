@@ -36,10 +36,10 @@ func TestRateLimitAdversarialKeys(t *testing.T) {
 	for i := range ids {
 		h.CallTool(context.Background(), &toolctx.Request{Tool: "t", Identity: &ids[i]})
 		if i%10_000 == 0 {
-			require.LessOrEqual(t, l.buckets.len(), maxKeys+tableShards, "bounded after %d keys", i)
+			require.LessOrEqual(t, l.buckets.len(), maxKeys, "bounded after %d keys", i)
 		}
 	}
-	assert.LessOrEqual(t, l.buckets.len(), maxKeys+tableShards, "at most MaxKeys buckets (rounded up per shard)")
+	assert.LessOrEqual(t, l.buckets.len(), maxKeys, "at most MaxKeys buckets")
 	grown := int64(heapInUse()) - int64(before)
 	// 100k buckets unbounded would be ~25 MB; 1,000 are ~250 kB.
 	assert.Less(t, grown, int64(4<<20), "the heap grew by %d bytes for 100k keys", grown)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -76,7 +78,7 @@ func RateLimit(cfg RateLimitConfig) toolctx.Middleware {
 
 // rateLimiter is one RateLimit's buckets.
 type rateLimiter struct {
-	buckets *keyTable[*rate.Limiter]
+	buckets *rateBuckets
 	key     KeyFunc
 	rate    rate.Limit
 }
@@ -103,24 +105,101 @@ func newRateLimiter(cfg RateLimitConfig) *rateLimiter {
 	// A bucket idle this long is full again: dropping it loses nothing.
 	refill := time.Duration(float64(burst) / float64(r) * float64(time.Second))
 	return &rateLimiter{
-		buckets: newKeyTable(maxKeys, max(refill, time.Second),
-			func(l **rate.Limiter) { *l = rate.NewLimiter(r, burst) }, nil),
-		key:  key,
-		rate: r,
+		buckets: &rateBuckets{max: maxKeys, ttl: int64(max(refill, time.Second)), start: time.Now(), rate: r, burst: burst},
+		key:     key,
+		rate:    r,
 	}
 }
 
 func (l *rateLimiter) middleware(next toolctx.Handler) toolctx.Handler {
 	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-		mono, now := l.buckets.now()
-		e, mu := l.buckets.lock(l.key(req), mono)
-		lim := e.v // never nil: any bucket may be dropped, so there is always room
-		mu.Unlock()
+		d := time.Since(l.buckets.start) // one monotonic clock read; time.Now reads the wall clock too
+		now := l.buckets.start.Add(d)
+		lim := l.buckets.get(l.key(req), int64(d))
 		if lim.AllowN(now, 1) {
 			return next.CallTool(ctx, req)
 		}
 		return rateLimited(retryAfter(lim, now, l.rate))
 	})
+}
+
+// rateBuckets holds the buckets, at most max of them. A bucket is found
+// without a lock (a sync.Map: keys are read far more often than added);
+// adding one takes mu, and drops buckets when the table is full: those idle
+// for longer than ttl (full again, so nothing is lost), at most once per
+// quarter of ttl, or else an arbitrary one.
+type rateBuckets struct {
+	m     sync.Map // string -> *bucket
+	start time.Time
+	ttl   int64 // nanoseconds since start
+	max   int
+	rate  rate.Limit
+	burst int
+
+	mu        sync.Mutex
+	n         int // buckets in m, under mu
+	lastSweep int64
+}
+
+type bucket struct {
+	lim  *rate.Limiter
+	last atomic.Int64 // when it was last used, nanoseconds since start
+}
+
+func (t *rateBuckets) get(key string, now int64) *rate.Limiter {
+	if v, ok := t.m.Load(key); ok {
+		b := v.(*bucket)
+		if b.last.Load() != now {
+			b.last.Store(now)
+		}
+		return b.lim
+	}
+	return t.add(key, now)
+}
+
+func (t *rateBuckets) add(key string, now int64) *rate.Limiter {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if v, ok := t.m.Load(key); ok { // added while we waited for mu
+		return v.(*bucket).lim
+	}
+	if t.n >= t.max {
+		t.makeRoom(now)
+	}
+	b := &bucket{lim: rate.NewLimiter(t.rate, t.burst)}
+	b.last.Store(now)
+	t.m.Store(key, b)
+	t.n++
+	return b.lim
+}
+
+// makeRoom drops idle buckets, or else one arbitrary bucket; under mu.
+func (t *rateBuckets) makeRoom(now int64) {
+	if now-t.lastSweep >= t.ttl/4 {
+		t.lastSweep = now
+		t.m.Range(func(k, v any) bool {
+			if now-v.(*bucket).last.Load() > t.ttl {
+				t.m.Delete(k)
+				t.n--
+			}
+			return true
+		})
+		if t.n < t.max {
+			return
+		}
+	}
+	t.m.Range(func(k, _ any) bool {
+		t.m.Delete(k)
+		t.n--
+		return false
+	})
+}
+
+// len is how many buckets there are.
+func (t *rateBuckets) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.n
 }
 
 // retryAfter is how long until lim has a token, rounded up to the
