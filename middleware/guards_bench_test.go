@@ -2,6 +2,7 @@ package middleware_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,4 +76,40 @@ func BenchmarkRateLimiterBare(b *testing.B) {
 			b.Fatal("rejected")
 		}
 	}
+}
+
+// ScrubSecrets' cost per KB of output: clean text (the common case: only
+// the hints are searched), text with one secret in each KB, and a clean
+// structured result (its JSON is searched for the hints).
+func benchScrub(b *testing.B, res *toolctx.CallResult, size int) {
+	h := middleware.ScrubSecrets(middleware.ScrubConfig{})(toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return res }))
+	req := &toolctx.Request{Tool: "logs"}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		h.CallTool(context.Background(), req)
+	}
+}
+
+func cleanKB(n int) string {
+	line := "2026-12-01T09:00:00Z INFO request served path=/api/v1/items status=200 bytes=5120 took=12ms\n"
+	return strings.Repeat(line, n*1024/len(line)+1)[:n*1024]
+}
+
+func BenchmarkScrubClean1KB(b *testing.B) {
+	benchScrub(b, toolctx.TextResult(cleanKB(1)), 1024)
+}
+
+func BenchmarkScrubClean64KB(b *testing.B) {
+	benchScrub(b, toolctx.TextResult(cleanKB(64)), 64*1024)
+}
+
+func BenchmarkScrubSecret1KB(b *testing.B) {
+	text := cleanKB(1)[:900] + " dial postgres://svc:hunter2@db:5432/x Bearer eyJhbGciOiJIUzI1NiJ9.x.y\n"
+	benchScrub(b, toolctx.TextResult(text), len(text))
+}
+
+func BenchmarkScrubStructuredClean1KB(b *testing.B) {
+	benchScrub(b, toolctx.StructuredResult(map[string]any{"log": cleanKB(1)}), 2*1024)
 }

@@ -260,3 +260,15 @@ func reqG(tool string) *toolctx.Request {
 func returning(res *toolctx.CallResult) toolctx.Handler {
 	return toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return res })
 }
+
+// forEachSDKNew is forEachSDK with guards built afresh for each adapter,
+// for guards that keep state across calls (a cache).
+func forEachSDKNew(t *testing.T, tools map[string]toolctx.Handler, guards func() []toolctx.Middleware, fn func(t *testing.T, call caller, side *serverSide)) {
+	for _, sc := range sdkCases {
+		t.Run(sc.name, func(t *testing.T) {
+			side := &serverSide{}
+			call := sc.serve(t, side.guardChain(guards()...), tools)
+			fn(t, call, side)
+		})
+	}
+}
