@@ -55,6 +55,10 @@ func genCalls(r *rand.Rand, n, base int) []canaryCall {
 			}
 		case k == 5 && (r.IntN(2) == 0):
 			c.tool, c.shape = []string{"sdk_raw_fail", "tm_fail"}[r.IntN(2)], "nil_result"
+		case k == 6:
+			// A runtime.Goexit in any handler, interceptor or SDK
+			// middleware.
+			c.tool, c.shape = failTools[r.IntN(len(failTools))], "goexit"
 		default:
 			c.tool = failTools[r.IntN(len(failTools))]
 			shapes := append(append([]string(nil), errShapes...), wireShapes...)
@@ -83,6 +87,9 @@ func rawSecret(c canaryCall) (has bool, exact *string) {
 	case strings.HasPrefix(c.shape, "genok:"):
 		n, _ := strconv.ParseUint(strings.TrimPrefix(c.shape, "genok:"), 10, 64)
 		return genHostileResult(n, secret).secretInText, nil
+	case c.shape == "goexit":
+		raw := errs.NewPanicError(errs.ErrGoexit).Error()
+		return false, &raw
 	case c.shape == "wire_unknown", c.shape == "wire_elicit_junk", c.shape == "wire_data", c.shape == "nil_result":
 		return false, nil
 	case strings.HasPrefix(c.shape, "enc_"):
@@ -98,7 +105,7 @@ func panicked(c canaryCall) bool {
 		seed, _ := strconv.ParseUint(n, 10, 64)
 		return genHostileResult(seed, secretFor(c.id)).panics
 	}
-	return isPanic(c.shape) || c.shape == "enc_marshal_panic"
+	return isPanic(c.shape) || c.shape == "enc_marshal_panic" || c.shape == "goexit"
 }
 
 // requireClean fails if the bytes a client received hold a secret or a

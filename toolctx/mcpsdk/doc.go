@@ -78,13 +78,18 @@
 //     is a server bug and is scrubbed.
 //   - A result that cannot be encoded (a chan, a func, a NaN, a cycle, a
 //     MarshalJSON that fails or panics, a json.RawMessage that is not
-//     JSON, in the structured content or any _meta) is an internal failure
+//     JSON, a value nested deeper than the SDK's client decodes, in the
+//     structured content or any _meta) is an internal failure
 //     inside the chain, with its cause in diagnostics and the row; the
 //     SDK would otherwise send nothing and the call would hang. The
 //     structured content is handed to the SDK encoded, so it is encoded
 //     once. A result an interceptor made that cannot be encoded is found
 //     only after the chain: the client gets the generic failure and the
-//     fallback logger the cause.
+//     fallback logger the cause. Size is not checked: on SSE (and on
+//     streamable HTTP when a response streams as an event) the SDK's
+//     client refuses an event over mcp.DefaultMaxEventSize (16 MiB) and
+//     closes its session, so bound results with middleware.MaxResultBytes
+//     there.
 //   - The chain runs on a goroutine of its own, so that a runtime.Goexit
 //     in it (what t.FailNow does) ends only that goroutine: the call is an
 //     internal failure whose cause is errs.NewPanicError(errs.ErrGoexit),

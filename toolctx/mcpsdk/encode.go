@@ -16,7 +16,8 @@ import (
 // every middleware has returned; if that fails (a chan, a func or a NaN in
 // the structured content or a _meta, a cyclic value, a MarshalJSON that
 // fails or panics, bytes that are not JSON in a json.RawMessage) it sends
-// nothing, so the call hangs, or its connection goroutine panics. The
+// nothing, so the call hangs, or its connection goroutine panics; a value
+// nested too deep is sent, and the SDK's client closes its session. The
 // adapter therefore encodes, or checks, every part of a result that can
 // fail, inside the chain: an unencodable result is then an ordinary raw
 // failure, scrubbed for the client and named in diagnostics and the row.
@@ -64,7 +65,7 @@ func encodeValue(v any) (json.RawMessage, error) {
 		if raw != nil && !json.Valid(raw) {
 			return nil, errors.New("the json.RawMessage is not valid JSON")
 		}
-		return nil, nil
+		return nil, checkDepth(raw)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -72,7 +73,11 @@ func encodeValue(v any) (json.RawMessage, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})), nil
+	b := bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+	if err := checkDepth(b); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(b), nil
 }
 
 // checkMeta checks that a _meta map can be encoded.
@@ -80,8 +85,45 @@ func checkMeta(m map[string]any) error {
 	if len(m) == 0 {
 		return nil
 	}
-	_, err := json.Marshal(m)
-	return err
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return checkDepth(b)
+}
+
+// maxDepth is how deep a part of a result may nest. The SDK's decoder
+// refuses a message that nests deeper than 1000 objects and arrays
+// (internal/json, defaultMaxDepth), and its client then closes the
+// session; a part of a result sits at most 5 levels down in the message
+// (the message, the result, the content list, a block, its resource).
+const maxDepth = 1000 - 5
+
+// checkDepth fails if the JSON b nests deeper than maxDepth.
+func checkDepth(b []byte) error {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > maxDepth {
+				return fmt.Errorf("the value nests deeper than %d levels, more than MCP clients decode", maxDepth)
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
 }
 
 // checkContent checks the parts of content blocks that can fail to encode:

@@ -27,7 +27,7 @@ var (
 	// the SDK's refusals.
 	wireShapes = []string{"wire_unknown", "wire_invalid_params", "wire_elicit_form", "wire_elicit_junk", "wire_data", "validation_text", "validation_fmt"}
 	// encShapes are successes that cannot be encoded.
-	encShapes = []string{"enc_chan", "enc_func", "enc_nan", "enc_cycle", "enc_marshal_err", "enc_marshal_panic", "enc_raw", "enc_meta", "enc_content_meta", "enc_priority", "enc_resource_meta"}
+	encShapes = []string{"enc_chan", "enc_func", "enc_nan", "enc_cycle", "enc_marshal_err", "enc_marshal_panic", "enc_raw", "enc_meta", "enc_content_meta", "enc_priority", "enc_resource_meta", "enc_deep", "enc_deep_meta"}
 )
 
 // secretMarshaler fails to encode, quoting its secret.
@@ -87,6 +87,11 @@ func hostileResult(shape, secret string) *toolctx.CallResult {
 		return sc(secretMarshaler{secret})
 	case "enc_marshal_panic":
 		return sc(panicMarshaler{secret})
+	case "enc_deep":
+		// Deeper than the SDK's client decodes: it would close the session.
+		return sc(deep(1200, secret))
+	case "enc_deep_meta":
+		return &toolctx.CallResult{Content: []toolctx.Content{&toolctx.Text{Text: "fine", Meta: map[string]any{"d": deep(1100, secret)}}}}
 	case "enc_raw":
 		return &toolctx.CallResult{Content: text, StructuredContent: json.RawMessage(`{"s":` + strconv.Quote(secret))}
 	case "enc_meta":
@@ -126,6 +131,19 @@ func sdkHostileResult(shape, secret string) *mcp.CallToolResult {
 		}
 	}
 	return out
+}
+
+// deep is a value that nests n maps and slices deep around secret.
+func deep(n int, secret string) any {
+	var v any = secret
+	for i := range n {
+		if i%2 == 0 {
+			v = map[string]any{"a": v}
+		} else {
+			v = []any{v}
+		}
+	}
+	return v
 }
 
 // doGoexit ends the calling goroutine for shape "goexit", as t.FailNow does.
@@ -249,6 +267,9 @@ func genHostileResult(seed uint64, secret string) genResult {
 			m["loop"] = []any{m}
 			return m
 		case 8:
+			if r.IntN(2) == 0 {
+				return deep(1000+r.IntN(500), secret)
+			}
 			return json.RawMessage("[" + strconv.Quote(secret) + ",")
 		default:
 			return map[bool]string{true: secret}

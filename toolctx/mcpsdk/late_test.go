@@ -96,6 +96,11 @@ func TestGoexit(t *testing.T) {
 					require.True(t, res.IsError, tool)
 					require.Equal(t, errs.GenericMessage, text(res), tool)
 					require.Equal(t, string(errs.CodeInternal), errorMeta(t, res)["code"], tool)
+					recs := f.waitRecords(t, func(r []record) bool { return len(forCase(r, "after", c)) == 1 && len(forCase(r, "diag", c)) == 1 })
+					a, d := forCase(recs, "after", c)[0], forCase(recs, "diag", c)[0]
+					require.True(t, a.Scrubbed, "%s: the Goexit's row", tool)
+					require.Equal(t, errs.NewPanicError(errs.ErrGoexit).Error(), a.Raw, "%s: the Goexit's row", tool)
+					require.True(t, d.Stack, "%s: diagnostics get the Goexit's stack", tool)
 					res, err = f.call(t, ctx, "typed", map[string]any{"n": 2}, -1)
 					require.NoError(t, err, "%s: the server still answers", tool)
 					require.JSONEq(t, `{"value":"4"}`, jsonOf(t, res.StructuredContent))
