@@ -35,15 +35,14 @@ func (c *config) logger() *slog.Logger {
 }
 
 // WithArguments records the call's arguments as redact returns them. Without
-// it no argument is ever recorded. It costs a context value per call.
+// it no argument is ever recorded.
 func WithArguments(redact Redactor) Option {
 	return func(c *config) { c.redact = redact }
 }
 
 // WithoutClientMeta leaves the client's _meta out of rows. By default it is
 // recorded (untrusted, minus the protocol's own keys), which costs a copy of
-// the map on calls whose _meta has keys of its own: on the call, or in the
-// writer's goroutine when the emitter is an [Async].
+// the map, on the call, when the _meta has keys of its own.
 func WithoutClientMeta() Option {
 	return func(c *config) { c.noMeta = true }
 }
@@ -57,21 +56,14 @@ func WithNormalizer(n errs.Normalizer) Option {
 
 // WithFallbackLogger sets where a row goes that the emitter could not take
 // (it panicked), and where the interceptor's own faults are reported, each
-// with the call id. Default: slog.Default().
+// with the call id: the same knob as [middleware.WithFallbackLogger].
+// Default: slog.Default().
 func WithFallbackLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		c.fallback = l
 		c.mwOpts = append(c.mwOpts, middleware.WithFallbackLogger(l))
 	}
 }
-
-// WithHookOptions passes options to the underlying [middleware.After] (a
-// fallback logger for a panicking emitter, say).
-func WithHookOptions(opts ...middleware.Option) Option {
-	return func(c *config) { c.mwOpts = append(c.mwOpts, opts...) }
-}
-
-type argsKey struct{}
 
 // Interceptor returns the audit interceptor: one row per tool call, emitted
 // to e, including calls that panicked, were cancelled, timed out or were
@@ -90,11 +82,10 @@ type argsKey struct{}
 // everywhere else. Every call gets its row, whatever the cause's methods
 // do: a cause whose Error panics is described by a placeholder naming its
 // type. An emitter that panics does not lose the row: it is written to the
-// fallback logger ([WithFallbackLogger]) with the call id. Into an [Async],
-// building and emitting the row of a successful call allocates nothing: the
-// writer copies the client's _meta into the row (the Request is read-only,
-// so the copy is the same later); into any other emitter, the copy is made
-// on the call.
+// fallback logger ([WithFallbackLogger]) with the call id. Building and
+// emitting the row of a successful call whose _meta has no keys of the
+// client's own allocates nothing; the client's keys are copied on the
+// call, so that a queued row holds no reference to the call.
 func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 	var c config
 	for _, o := range opts {
@@ -105,7 +96,6 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 	if e == nil {
 		panic("audit.Interceptor: the emitter is nil")
 	}
-	async, _ := e.(*Async)
 	hook := func(ctx context.Context, info middleware.CallInfo) {
 		r := Record{
 			Time:      info.Start,
@@ -135,29 +125,16 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			r.TraceID, r.SpanID = ref.HexIDs()
 		}
 		if !c.noMeta {
-			if async != nil {
-				r.call = info.Details // the writer copies the _meta
-			} else {
-				r.ClientMeta = info.Details.Meta() // a copy without the reserved keys; nil without allocating
-			}
+			// A copy without the reserved keys, nil without allocating:
+			// the row holds no reference to the call.
+			r.ClientMeta = info.Details.Meta()
 		}
-		if c.redact != nil {
-			if req, ok := ctx.Value(argsKey{}).(*toolctx.Request); ok && len(req.Arguments) > 0 {
-				r.Arguments = c.redacted(ctx, req)
-			}
+		if c.redact != nil && len(info.Request.Arguments) > 0 {
+			r.Arguments = c.redacted(ctx, info.Request)
 		}
-		c.emit(ctx, e, async, &r)
+		c.emit(ctx, e, &r)
 	}
-	after := middleware.After(hook, c.mwOpts...)
-	if c.redact == nil {
-		return after
-	}
-	return func(next toolctx.Handler) toolctx.Handler {
-		h := after(next)
-		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-			return h.CallTool(context.WithValue(ctx, argsKey{}, req), req)
-		})
-	}
+	return middleware.After(hook, c.mwOpts...)
 }
 
 // redacted is c.redact's copy of req's arguments; a redactor that panics
@@ -175,7 +152,7 @@ func (c *config) redacted(ctx context.Context, req *toolctx.Request) (args json.
 
 // emit hands r to e. An emitter that panics (or calls runtime.Goexit) does
 // not lose the row: it is written to the fallback logger, with the call id.
-func (c *config) emit(ctx context.Context, e Emitter, async *Async, r *Record) {
+func (c *config) emit(ctx context.Context, e Emitter, r *Record) {
 	done := false
 	defer func() {
 		if done {
@@ -186,14 +163,9 @@ func (c *config) emit(ctx context.Context, e Emitter, async *Async, r *Record) {
 		if v != nil {
 			what = errs.Describe(v)
 		}
-		r.finish()
 		c.logger().ErrorContext(ctx, "toolmw/audit: the emitter panicked; row logged here instead",
 			"panic", what, "call_id", r.CallID, "row", *r)
 	}()
-	if async != nil {
-		async.emit(ctx, r) // no copy of the row through the interface
-	} else {
-		e.Emit(ctx, *r)
-	}
+	e.Emit(ctx, *r)
 	done = true
 }
