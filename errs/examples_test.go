@@ -33,3 +33,20 @@ func ExampleNormalize() {
 	// internal | internal error: the tool failed; the cause was recorded on the server | true
 	// not_found | no such record | false
 }
+
+// A diagnostics hook reaches a panic's value and stack through the call's
+// cause; the text of any raw cause, for a log, through Describe.
+func ExamplePanicOf() {
+	report := func(cause error) {
+		if pe := errs.PanicOf(cause); pe != nil {
+			fmt.Println("panic:", pe.Value, "| stack captured:", len(pe.Stack) > 0)
+			return
+		}
+		fmt.Println("error:", errs.Describe(cause))
+	}
+	report(fmt.Errorf("wrapped: %w", errs.NewPanicError("index out of range")))
+	report(fmt.Errorf("load: %w", errs.NotFound("no such invoice").WithCause(errors.New("pq: no rows"))))
+	// Output:
+	// panic: index out of range | stack captured: true
+	// error: load: no such invoice [cause of not_found: pq: no rows]
+}

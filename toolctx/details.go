@@ -2,9 +2,10 @@ package toolctx
 
 import (
 	"log/slog"
-
 	"slices"
 	"strings"
+
+	"github.com/toolmw/toolmw/internal/jsonclone"
 )
 
 // Details is a read-only view of what identifies a call, for hooks: the
@@ -101,7 +102,7 @@ func (d Details) Meta() map[string]any {
 	out := make(map[string]any, n)
 	for k, v := range d.req.Meta {
 		if !strings.HasPrefix(k, ReservedMetaPrefix) {
-			out[k] = cloneJSON(v)
+			out[k] = jsonclone.Value(v)
 		}
 	}
 	return out
@@ -124,37 +125,4 @@ func (d Details) LogValue() slog.Value {
 		attrs = append(attrs, slog.String("subject", v))
 	}
 	return slog.GroupValue(attrs...)
-}
-
-// CloneMeta returns a deep copy of a JSON-shaped map (maps, slices and
-// scalars), or nil for an empty map.
-func CloneMeta(m map[string]any) map[string]any {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = cloneJSON(v)
-	}
-	return out
-}
-
-func cloneJSON(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[k] = cloneJSON(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = cloneJSON(e)
-		}
-		return out
-	case []byte:
-		return slices.Clone(t)
-	}
-	return v
 }

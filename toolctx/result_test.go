@@ -299,11 +299,13 @@ func TestDetailsReadOnly(t *testing.T) {
 	noID := toolctx.DetailsOf(&toolctx.Request{Tool: "x"})
 	assert.Empty(t, noID.Subject(), "no identity, no subject")
 	assert.Nil(t, noID.Scopes(), "no identity, no scopes")
-	assert.Nil(t, toolctx.CloneMeta(map[string]any{}), "CloneMeta of an empty map is nil")
 	b := []byte("ab")
-	cl := toolctx.CloneMeta(map[string]any{"b": b})
-	cl["b"].([]byte)[0] = 'z'
-	assert.Equal(t, "ab", string(b), "CloneMeta copies byte slices")
+	inner := map[string]any{"k": "v"}
+	copied := toolctx.DetailsOf(&toolctx.Request{Meta: map[string]any{"b": b, "l": []any{inner}}}).Meta()
+	copied["b"].([]byte)[0] = 'z'
+	copied["l"].([]any)[0].(map[string]any)["k"] = "changed"
+	assert.Equal(t, "ab", string(b), "Meta copies byte slices")
+	assert.Equal(t, "v", inner["k"], "and nested maps")
 }
 
 type badOut struct {

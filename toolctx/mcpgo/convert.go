@@ -6,6 +6,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolmw/toolmw/internal/jsonclone"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -20,7 +21,7 @@ func toMCP(r *toolctx.CallResult) *mcp.CallToolResult {
 		if r.Error != nil {
 			em := map[string]any{"code": string(r.Error.Code)}
 			if len(r.Error.Detail) > 0 {
-				em["detail"] = toolctx.CloneMeta(r.Error.Detail)
+				em["detail"] = jsonclone.Map(r.Error.Detail)
 			}
 			out.Meta = &mcp.Meta{AdditionalFields: map[string]any{toolctx.ErrorMetaKey: em}}
 		}
