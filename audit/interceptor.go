@@ -113,7 +113,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 		if o := &info.Outcome; o.Failed {
 			cause := info.Cause()
 			r.Code = o.Public.Code
-			r.Outcome = OutcomeOf(o.Public.Code, o.Scrubbed, cause)
+			r.Outcome = outcomeOf(o.Public.Code, o.Scrubbed, cause)
 			if o.Scrubbed && cause != nil {
 				r.Message = errs.Describe(cause) // a *errs.PanicError's text has the value, never the stack
 			} else {

@@ -61,10 +61,10 @@ func (o Outcome) Valid() bool {
 	return false
 }
 
-// OutcomeOf returns the outcome of a failed call from its public code and
+// outcomeOf returns the outcome of a failed call from its public code and
 // raw cause: [OutcomePanic] when the raw message was scrubbed and the cause
 // is an [*errs.PanicError], otherwise by code.
-func OutcomeOf(code errs.Code, scrubbed bool, cause error) Outcome {
+func outcomeOf(code errs.Code, scrubbed bool, cause error) Outcome {
 	if scrubbed && cause != nil {
 		// Not errors.As: the walk must end, and not panic, whatever the
 		// cause's Unwrap and As methods do.
