@@ -16,9 +16,9 @@ import (
 	"github.com/toolmw/toolmw/toolctx"
 )
 
-// MethodCallTool is the MCP method the adapter intercepts. Every other method
+// methodCallTool is the MCP method the adapter intercepts. Every other method
 // goes straight to the SDK.
-const MethodCallTool = "tools/call"
+const methodCallTool = "tools/call"
 
 // Option configures [Middleware], [Install], [AddTool] and [AddTypedTool].
 type Option func(*config)
@@ -131,7 +131,7 @@ func Middleware(m toolctx.Middleware, opts ...Option) mcp.Middleware {
 			h = m(h)
 		}
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != MethodCallTool {
+			if method != methodCallTool {
 				return next(ctx, method, req)
 			}
 			sreq, ok := req.(*mcp.CallToolRequest)
@@ -371,7 +371,7 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) (res *tool
 		}
 		c.last.Store(inv)
 	}()
-	out, err := t.next(inv, MethodCallTool, sreq)
+	out, err := t.next(inv, methodCallTool, sreq)
 	res = inv.encode(ctx, inv.convert(t, sreq, out, err))
 	if cerr := ctx.Err(); cerr != nil && (res == nil || res.Cause() == nil) {
 		// The call was cancelled or ran out of time while the SDK ran it:
