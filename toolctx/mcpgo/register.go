@@ -189,6 +189,7 @@ func (r *registered) alone(ctx context.Context, req *toolctx.Request) *mcp.CallT
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
+		reserveStack()
 		returned := false
 		defer func() {
 			defer wg.Done()
