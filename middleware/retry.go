@@ -66,7 +66,8 @@ func (a RetryAttempt) Cause() error { return a.cause }
 // after the call's deadline, and it stops at once when the call's context
 // is cancelled, returning the last attempt's result. A panic is not
 // retried. The call has one audit row; when it took more than one
-// attempt, the row has the note "attempts" with their number. Place it
+// attempt, the row has the note "attempts" with their number, and the
+// outcome, cause and Diagnostics event of the last attempt only. Place it
 // inside Recover and the guards, outside Timeout when each attempt should
 // have a deadline of its own. A configuration mistake panics, at
 // construction.

@@ -1,9 +1,9 @@
-// Command chain composes a custom toolmw chain: interceptors of your own (an
-// argument-size guard and a rate limiter, each answering with a public
-// errs.Error), per-tool selection with middleware.When and middleware.Tools,
-// and a timeout for one tool only. It runs a go-sdk server and client
-// in memory and prints what each call returned, next to the audit row the
-// server kept.
+// Command chain composes a production chain from toolmw's library
+// interceptors: the guards (argument size, scopes, rate, concurrency), the
+// result shapers (size limit, cache, secret scrubbing), retry and timeout,
+// each selected per tool with middleware.When where it applies to some
+// tools only. It runs a go-sdk server and client in memory and prints what
+// each call returned, next to the audit row the server kept.
 //
 //	go run ./examples/chain
 package main
@@ -16,10 +16,11 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
@@ -35,58 +36,35 @@ func main() {
 	}
 }
 
-// MaxArgBytes is an interceptor of your own: it rejects calls whose
-// arguments are larger than n bytes before any handler runs. The rejection
-// is an explicit public error, so the client sees its message and detail.
-func MaxArgBytes(n int) toolctx.Middleware {
-	return func(next toolctx.Handler) toolctx.Handler {
-		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-			if len(req.Arguments) > n {
-				return toolctx.ErrorResult(errs.InvalidArguments("the arguments are too large").
-					WithDetail(map[string]any{"max_bytes": n, "got_bytes": len(req.Arguments)}))
-			}
-			return next.CallTool(ctx, req)
-		})
-	}
-}
-
-// RateLimit is another: at most n calls per tool in each window.
-func RateLimit(n int, window time.Duration) toolctx.Middleware {
-	var (
-		mu    sync.Mutex
-		start = map[string]time.Time{}
-		count = map[string]int{}
-	)
-	return func(next toolctx.Handler) toolctx.Handler {
-		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-			mu.Lock()
-			now := time.Now()
-			if now.Sub(start[req.Tool]) > window {
-				start[req.Tool], count[req.Tool] = now, 0
-			}
-			count[req.Tool]++
-			over := count[req.Tool] > n
-			mu.Unlock()
-			if over {
-				return toolctx.ErrorResult(errs.RateLimited("too many calls to " + req.Tool + "; try again later").
-					WithDetail(map[string]any{"limit": n, "window": window.String()}))
-			}
-			return next.CallTool(ctx, req)
-		})
-	}
-}
-
-// Chain is the custom chain, outermost first.
+// Chain is the chain, outermost first. The order matters:
+//   - audit, Diagnostics, Normalize, Recover first, as always: every
+//     guard's rejection gets its row and its public envelope;
+//   - then the guards, cheapest first, so that a call that will be
+//     refused costs little and takes nothing (no token, no slot);
+//   - then what shapes the result: MaxResultBytes outside Cache and
+//     ScrubSecrets measures what is sent; Cache outside ScrubSecrets keeps
+//     results scrubbed;
+//   - Retry, then Timeout innermost: each attempt has its own deadline.
 func Chain(rows audit.Emitter, out io.Writer) middleware.Chain {
 	return middleware.New(
-		audit.Interceptor(rows), // outermost: the guards' rejections get rows too
+		audit.Interceptor(rows),
 		middleware.Diagnostics(func(ctx context.Context, ev middleware.DiagnosticEvent) {
 			fmt.Fprintf(out, "   diagnostics: %s: %v\n", ev.Details.Tool(), ev.Cause())
 		}),
 		middleware.Normalize(errs.Normalizer{}),
 		middleware.Recover,
-		MaxArgBytes(64), // every tool
-		middleware.When(middleware.Tools("search"), RateLimit(2, time.Minute)), // search only
+		// Guards: refuse before any work.
+		middleware.MaxArgBytes(64),
+		middleware.RequireScopes(middleware.ScopePolicy{Tools: map[string][]string{"purge": {"admin"}}}),
+		middleware.When(middleware.Tools("search"),
+			middleware.RateLimit(middleware.RateLimitConfig{Rate: rate.Every(30 * time.Second), Burst: 2})),
+		middleware.When(middleware.Tools("export"), middleware.Bulkhead(middleware.BulkheadConfig{Limit: 4})),
+		// Results: bounded, cached where read-only, scrubbed.
+		middleware.MaxResultBytes(1024, middleware.ResultTruncate),
+		middleware.When(middleware.Tools("search"), middleware.Cache(middleware.CacheConfig{TTL: time.Minute})),
+		middleware.ScrubSecrets(middleware.ScrubConfig{}),
+		// Resilience: retry the idempotent fetch, bound the slow export.
+		middleware.When(middleware.Tools("fetch"), middleware.Retry(middleware.RetryConfig{InitialBackoff: time.Millisecond})),
 		middleware.When(middleware.Tools("export"), middleware.Timeout(100*time.Millisecond)),
 	)
 }
@@ -117,9 +95,29 @@ func addTools(s *mcp.Server) error {
 			return exportOut{}, ctx.Err()
 		}
 	}
+	// logs returns more than the result limit, with a credential in it.
+	logs := toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+		return toolctx.TextResult("retrying with Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.demo.sig\n" +
+			strings.Repeat("GET /api/items 200 12ms\n", 100))
+	})
+	// fetch fails once, as an upstream restarting would, then succeeds.
+	var fetches atomic.Int32
+	fetch := toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+		if fetches.Add(1) == 1 {
+			return toolctx.ErrorResult(errs.Unavailable("the upstream is restarting"))
+		}
+		return toolctx.TextResult("fetched")
+	})
+	purge := toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+		return toolctx.TextResult("purged")
+	})
+	obj := json.RawMessage(`{"type":"object"}`)
 	return errors.Join(
 		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "search", Description: "Searches."}, search),
 		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "export", Description: "Exports rows."}, export),
+		mcpsdk.AddTool(s, &mcp.Tool{Name: "logs", Description: "Shows the recent log.", InputSchema: obj}, logs),
+		mcpsdk.AddTool(s, &mcp.Tool{Name: "fetch", Description: "Fetches from upstream.", InputSchema: obj}, fetch),
+		mcpsdk.AddTool(s, &mcp.Tool{Name: "purge", Description: "Purges everything.", InputSchema: obj}, purge),
 	)
 }
 
@@ -129,7 +127,11 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	rows := audit.EmitterFunc(func(ctx context.Context, r audit.Record) {
-		fmt.Fprintf(out, "   audit row: tool=%s outcome=%s code=%s message=%q\n", r.Tool, r.Outcome, r.Code, r.Message)
+		fmt.Fprintf(out, "   audit row: tool=%s outcome=%s code=%s message=%q", r.Tool, r.Outcome, r.Code, r.Message)
+		for _, n := range r.Notes {
+			fmt.Fprintf(out, " %s=%s", n.Key, n.Value)
+		}
+		fmt.Fprintln(out)
 	})
 	mcpsdk.Install(server, Chain(rows, out).Middleware(), mcpsdk.WithTransport(toolctx.TransportInMemory))
 
@@ -150,8 +152,11 @@ func run(ctx context.Context, out io.Writer) error {
 	}{
 		{"search", map[string]any{"query": strings.Repeat("x", 100)}}, // argument-size guard
 		{"search", map[string]any{"query": "gophers"}},
-		{"search", map[string]any{"query": "otters"}},
+		{"search", map[string]any{"query": "gophers"}}, // the same again: from the cache
 		{"search", map[string]any{"query": "badgers"}}, // third in the window: rate limited
+		{"purge", map[string]any{}},                    // no identity, and purge needs the admin scope
+		{"logs", map[string]any{}},                     // scrubbed, then truncated
+		{"fetch", map[string]any{}},                    // unavailable once, retried
 		{"export", map[string]any{"rows": 1000}},       // 1ms: within the timeout
 		{"export", map[string]any{"rows": 5000000}},    // 5s: past the 100ms timeout
 	}
@@ -171,15 +176,21 @@ func describe(res *mcp.CallToolResult, err error) string {
 	if err != nil {
 		return "protocol error: " + err.Error()
 	}
-	if !res.IsError {
-		b, _ := json.Marshal(res.StructuredContent)
-		return "ok " + string(b)
-	}
 	var text string
 	if len(res.Content) > 0 {
 		if t, ok := res.Content[0].(*mcp.TextContent); ok {
 			text = t.Text
 		}
+	}
+	if !res.IsError {
+		if res.StructuredContent != nil {
+			b, _ := json.Marshal(res.StructuredContent)
+			return "ok " + string(b)
+		}
+		if len(text) > 100 {
+			text = text[:48] + " ... " + text[len(text)-46:]
+		}
+		return fmt.Sprintf("ok %q", text)
 	}
 	b, _ := json.Marshal(res.Meta[toolctx.ErrorMetaKey])
 	return fmt.Sprintf("isError %q %s", text, b)
