@@ -85,7 +85,7 @@ func handler(sdk string, withToolmw bool, logger *slog.Logger) (http.Handler, fu
 	case sdkMCPGo:
 		var opts []mcpgoserver.ServerOption
 		if st != nil {
-			opts = append(opts, mcpgo.ServerOption(st.chain.Middleware(), mcpgo.WithLogger(logger)))
+			opts = append(opts, mcpgo.ServerOption(st.chain.Middleware(), mcpgo.WithFallbackLogger(logger)))
 		}
 		srv := mcpgoserver.NewStreamableHTTPServer(newMCPGoServer(opts...), mcpgoserver.WithEndpointPath("/mcp"))
 		h = srv

@@ -58,11 +58,11 @@ func WithTransport(t toolctx.Transport) Option {
 	return func(c *config) { c.transport = t }
 }
 
-// WithLogger sets where the adapter reports a panic that escaped the whole
+// WithFallbackLogger sets where the adapter reports a panic that escaped the whole
 // chain (the chain had no middleware.Recover, or an interceptor outside it
 // panicked). Such a report holds the raw panic value and the stack, and
 // stays on the server. Default: slog.Default().
-func WithLogger(l *slog.Logger) Option {
+func WithFallbackLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
 
@@ -163,7 +163,7 @@ type adapter struct {
 //     raw error as the cause; a result with IsError is the handler's own
 //     public isError result;
 //   - recovers a panic that escapes the whole chain (reported to the
-//     [WithLogger] logger) as a last resort;
+//     [WithFallbackLogger] logger) as a last resort;
 //   - normalizes the result ([toolctx.Normalized]) and answers mcp-go with
 //     public fields only and a nil Go error, so a raw message never becomes
 //     a JSON-RPC -32603 error text. A failure carries its public code and

@@ -44,7 +44,7 @@
 //     checked against its output schema, as mcpsdk.AddTool does. The client
 //     gets the generic message; the chain's hooks get the cause. A result an
 //     interceptor builds is checked again after the chain; one that fails
-//     then is answered with the generic failure and logged ([WithLogger]),
+//     then is answered with the generic failure and logged ([WithFallbackLogger]),
 //     the hooks having seen it as it was.
 //   - The chain runs on a goroutine of the adapter's own, which the
 //     adapter waits for: a runtime.Goexit in a handler or interceptor ends

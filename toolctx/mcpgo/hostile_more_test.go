@@ -37,7 +37,7 @@ func TestGoexitLeavesServerAsItWas(t *testing.T) {
 	build := func(t *testing.T, withAdapter bool) *server.MCPServer {
 		var opts []server.ServerOption
 		if withAdapter {
-			opts = append(opts, mcpgo.ServerOption(rec.hostileChain().Middleware(), mcpgo.WithLogger(discardLogger())))
+			opts = append(opts, mcpgo.ServerOption(rec.hostileChain().Middleware(), mcpgo.WithFallbackLogger(discardLogger())))
 		}
 		s := server.NewMCPServer("goexit", "1.0.0", opts...)
 		s.AddTool(mcp.NewTool("n_goexit"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -356,7 +356,7 @@ func randomServer(t testing.TB, rec *recorder, validate bool) *server.MCPServer 
 	}
 	chain := middleware.New(middleware.After(rec.after), middleware.Diagnostics(rec.diag), replace,
 		middleware.Normalize(errs.Normalizer{}), middleware.Recover)
-	opts := []server.ServerOption{mcpgo.ServerOption(chain.Middleware(), mcpgo.WithLogger(discardLogger()))}
+	opts := []server.ServerOption{mcpgo.ServerOption(chain.Middleware(), mcpgo.WithFallbackLogger(discardLogger()))}
 	if validate {
 		opts = append(opts, server.WithOutputSchemaValidation())
 	}
@@ -502,10 +502,10 @@ func TestPanickingErrorMethods(t *testing.T) {
 	}
 	variants := []variant{
 		{"full chain", func(rec *recorder) []server.ServerOption {
-			return []server.ServerOption{mcpgo.ServerOption(rec.hostileChain().Append(ghost).Middleware(), mcpgo.WithLogger(discardLogger()))}
+			return []server.ServerOption{mcpgo.ServerOption(rec.hostileChain().Append(ghost).Middleware(), mcpgo.WithFallbackLogger(discardLogger()))}
 		}},
 		{"empty chain", func(rec *recorder) []server.ServerOption {
-			return []server.ServerOption{mcpgo.ServerOption(ghost, mcpgo.WithLogger(discardLogger()))}
+			return []server.ServerOption{mcpgo.ServerOption(ghost, mcpgo.WithFallbackLogger(discardLogger()))}
 		}},
 		{"no adapter", func(rec *recorder) []server.ServerOption { return nil }},
 	}

@@ -302,7 +302,7 @@ var hostileTools = []string{"n_plain", "n_schema", "n schema", "tm_plain", "tm_s
 // hostileServer serves the hostile tools behind the recorder's chain, with
 // input validation and, when validate, output validation.
 func hostileServer(t testing.TB, rec *recorder, validate bool) *server.MCPServer {
-	opts := []server.ServerOption{mcpgo.ServerOption(rec.hostileChain().Middleware(), mcpgo.WithLogger(discardLogger())), server.WithInputSchemaValidation()}
+	opts := []server.ServerOption{mcpgo.ServerOption(rec.hostileChain().Middleware(), mcpgo.WithFallbackLogger(discardLogger())), server.WithInputSchemaValidation()}
 	if validate {
 		opts = append(opts, server.WithOutputSchemaValidation())
 	}

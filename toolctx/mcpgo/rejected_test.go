@@ -212,7 +212,7 @@ func TestRejectedChainResultDiscarded(t *testing.T) {
 			return toolctx.TextResult("REPLACED")
 		})
 	}
-	s := newServerWith(t, mcpgo.ServerOption(replace, mcpgo.WithLogger(logger)), server.WithInputSchemaValidation())
+	s := newServerWith(t, mcpgo.ServerOption(replace, mcpgo.WithFallbackLogger(logger)), server.WithInputSchemaValidation())
 	w := inProcessWire(t, s)
 
 	_, err := call(t, w, "no_such_tool", nil)

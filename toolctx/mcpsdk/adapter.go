@@ -24,8 +24,9 @@ const methodCallTool = "tools/call"
 type Option func(*config)
 
 type config struct {
-	transport toolctx.Transport
-	fallback  *slog.Logger
+	transport  toolctx.Transport
+	fallback   *slog.Logger
+	normalizer errs.Normalizer
 }
 
 func newConfig(opts []Option) *config {
@@ -59,6 +60,14 @@ func WithTransport(t toolctx.Transport) Option {
 			c.transport = t
 		}
 	}
+}
+
+// WithNormalizer sets the rules the adapter applies to failures that reach
+// it unnormalized (the chain has no middleware.Normalize, or a failure
+// arises outside it). Use the same normalizer as the chain's
+// middleware.Normalize. Default: errs.Normalizer{}.
+func WithNormalizer(n errs.Normalizer) Option {
+	return func(c *config) { c.normalizer = n }
 }
 
 // WithFallbackLogger sets where the adapter reports a panic that escaped the
@@ -296,7 +305,7 @@ func (cfg *config) finish(ctx context.Context, c *call, res *toolctx.CallResult)
 	if inv != nil {
 		shell = inv.sdkResult
 	}
-	out, err := encodeResult(toSDKResult(shell, toolctx.Normalized(ctx, res, errs.Normalizer{})))
+	out, err := encodeResult(toSDKResult(shell, toolctx.Normalized(ctx, res, cfg.normalizer)))
 	if err != nil {
 		// A result an interceptor made (or a public detail) that cannot be
 		// encoded: the chain's hooks have seen it already, so this is the

@@ -267,3 +267,39 @@ func TestTerminalRunTwice(t *testing.T) {
 		})
 	}
 }
+
+// WithNormalizer is the adapter's knob by the same name as mcp-go's: a
+// failure that reaches the adapter unnormalized is normalized with it, on
+// a server with the adapter's middleware and on one without.
+func TestWithNormalizer(t *testing.T) {
+	errNoRows := errors.New("sql: no rows in result set")
+	n := errs.Normalizer{Map: func(err error) *errs.Error {
+		if errors.Is(err, errNoRows) {
+			return errs.NotFound("no such invoice")
+		}
+		return nil
+	}, GenericMessage: "it broke"}
+	h := toolctx.HandlerFunc(func(_ context.Context, req *toolctx.Request) *toolctx.CallResult {
+		if strings.Contains(string(req.Arguments), "raw") {
+			return toolctx.ErrorResult(errors.New("secret " + canary))
+		}
+		return toolctx.ErrorResult(errNoRows)
+	})
+	tool := &mcp.Tool{Name: "lookup", InputSchema: json.RawMessage(`{"type":"object"}`)}
+	for _, installed := range []bool{true, false} {
+		s := mcp.NewServer(&mcp.Implementation{Name: "x"}, nil)
+		if installed {
+			mcpsdk.Install(s, func(next toolctx.Handler) toolctx.Handler { return next }, mcpsdk.WithNormalizer(n))
+		}
+		require.NoError(t, mcpsdk.AddTool(s, tool, h, mcpsdk.WithNormalizer(n)))
+		cs := connect(t, s)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "lookup", Arguments: map[string]any{}})
+		require.NoError(t, err, "installed %v", installed)
+		require.True(t, res.IsError, "installed %v: a failure", installed)
+		require.Equal(t, "no such invoice", text(res), "installed %v: the user's mapping applies", installed)
+		require.Equal(t, "not_found", errorMeta(t, res)["code"], "installed %v: with its code", installed)
+		res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "lookup", Arguments: map[string]any{"raw": true}})
+		require.NoError(t, err, "installed %v", installed)
+		require.Equal(t, "it broke", text(res), "installed %v: and its generic message", installed)
+	}
+}

@@ -174,7 +174,7 @@ func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) 
 		}
 		res = toolctx.ErrorResult(err)
 	}
-	out, err := encodeResult(toSDKResult(nil, toolctx.Normalized(ctx, res, errs.Normalizer{})))
+	out, err := encodeResult(toSDKResult(nil, toolctx.Normalized(ctx, res, t.cfg.normalizer)))
 	if err != nil {
 		// A public detail that cannot be encoded.
 		pub, _ := errs.Normalize(err)
