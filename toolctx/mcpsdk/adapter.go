@@ -223,7 +223,7 @@ var (
 	errNilSDKResult = errors.New("mcpsdk: the SDK returned neither a result nor an error")
 )
 
-func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallToolRequest) (mcp.Result, error) {
+func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallToolRequest) (result mcp.Result, err error) {
 	c := &call{Context: ctx, sdk: sreq, h: h}
 	cfg.fill(ctx, &c.req, sreq)
 	c.wg.Add(1)
@@ -234,6 +234,14 @@ func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallT
 		cfg.logEscaped(ctx, &c.req, c.escaped, true)
 		res = toolctx.ErrorResult(c.escaped)
 	}
+	defer func() {
+		// finish runs on the SDK's goroutine, where a panic (a hostile
+		// value's method, say) would end the server: the last resort.
+		if v := recover(); v != nil {
+			cfg.logEscaped(ctx, &c.req, errs.NewPanicError(v), true)
+			result, err = failureResult(errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}), nil
+		}
+	}()
 	return cfg.finish(ctx, c, res)
 }
 

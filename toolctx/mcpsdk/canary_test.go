@@ -93,7 +93,7 @@ func rawSecret(c canaryCall) (has bool, exact *string) {
 	case c.shape == "wire_unknown", c.shape == "wire_elicit_junk", c.shape == "wire_data", c.shape == "nil_result":
 		return false, nil
 	case strings.HasPrefix(c.shape, "enc_"):
-		return c.shape == "enc_marshal_err" || c.shape == "enc_marshal_panic", nil
+		return c.shape == "enc_marshal_err" || c.shape == "enc_marshal_panic" || c.shape == "enc_err_panics", nil
 	}
 	return rawHasSecret(c.shape), nil
 }

@@ -26,35 +26,52 @@ import (
 // encoder's error (or panic) is wrapped in it.
 var errUnencodable = errors.New("mcpsdk: the tool's result cannot be encoded as JSON")
 
-// encodeResult checks that the SDK can encode r, and hands the SDK its
-// structured content already encoded, as a json.RawMessage, so that it is
-// encoded once. It returns r itself when there was nothing to encode, or a
-// copy. A panic in a MarshalJSON method is returned as an error holding an
-// [*errs.PanicError].
+// encodeResult checks that the SDK can encode r and hands it every part
+// that a user's type can make fail already encoded, as json.RawMessage: the
+// structured content and each value of every _meta (the result's, each
+// content block's, each embedded resource's). The SDK then only copies
+// those bytes, so they are encoded once, and a MarshalJSON that would fail
+// or panic the second time is not called again. It returns r itself when
+// there was nothing to encode, or a copy; it never changes r or anything r
+// points to. A panic in a MarshalJSON method is returned as an error
+// holding an [*errs.PanicError].
 func encodeResult(r *mcp.CallToolResult) (out *mcp.CallToolResult, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			out, err = nil, fmt.Errorf("%w: %w", errUnencodable, errs.NewPanicError(v))
 		}
 	}()
-	if err := checkMeta(r.Meta); err != nil {
+	meta, err := encodeMeta(r.Meta)
+	if err != nil {
 		return nil, fmt.Errorf("%w: _meta: %w", errUnencodable, err)
 	}
-	if err := checkContent(r.Content); err != nil {
+	content, err := encodeContent(r.Content)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errUnencodable, err)
 	}
-	if r.StructuredContent == nil {
-		return r, nil
+	var sc any
+	if r.StructuredContent != nil {
+		raw, err := encodeValue(r.StructuredContent)
+		if err != nil {
+			return nil, fmt.Errorf("%w: structured content: %w", errUnencodable, err)
+		}
+		if raw != nil {
+			sc = raw
+		}
 	}
-	raw, err := encodeValue(r.StructuredContent)
-	if err != nil {
-		return nil, fmt.Errorf("%w: structured content: %w", errUnencodable, err)
-	}
-	if raw == nil {
+	if meta == nil && content == nil && sc == nil {
 		return r, nil
 	}
 	c := *r
-	c.StructuredContent = raw
+	if meta != nil {
+		c.Meta = meta
+	}
+	if content != nil {
+		c.Content = content
+	}
+	if sc != nil {
+		c.StructuredContent = sc
+	}
 	return &c, nil
 }
 
@@ -80,24 +97,44 @@ func encodeValue(v any) (json.RawMessage, error) {
 	return json.RawMessage(b), nil
 }
 
-// checkMeta checks that a _meta map can be encoded.
-func checkMeta(m map[string]any) error {
-	if len(m) == 0 {
-		return nil
+// encodeStructured encodes structured content: as encodeValue, and a
+// valid json.RawMessage is returned as it is.
+func encodeStructured(v any) (json.RawMessage, error) {
+	raw, err := encodeValue(v)
+	if err == nil && raw == nil {
+		raw, _ = v.(json.RawMessage)
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	return checkDepth(b)
+	return raw, err
 }
 
-// maxDepth is how deep a part of a result may nest. The SDK's decoder
+// encodeMeta returns a copy of a _meta map whose values are encoded, or nil
+// when m has nothing to encode.
+func encodeMeta(m map[string]any) (mcp.Meta, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(mcp.Meta, len(m))
+	for k, v := range m {
+		raw, err := encodeValue(v)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%q: %w", k, err)
+		case raw == nil:
+			out[k] = v // a valid json.RawMessage already
+		default:
+			out[k] = raw
+		}
+	}
+	return out, nil
+}
+
+// maxDepth is how deep a value in a result may nest. The SDK's decoder
 // refuses a message that nests deeper than 1000 objects and arrays
 // (internal/json, defaultMaxDepth), and its client then closes the
-// session; a part of a result sits at most 5 levels down in the message
-// (the message, the result, the content list, a block, its resource).
-const maxDepth = 1000 - 5
+// session; a value sits at most 6 levels down in the message (the
+// message, the result, the content list, a block, its resource, its
+// _meta).
+const maxDepth = 1000 - 6
 
 // checkDepth fails if the JSON b nests deeper than maxDepth.
 func checkDepth(b []byte) error {
@@ -126,15 +163,24 @@ func checkDepth(b []byte) error {
 	return nil
 }
 
-// checkContent checks the parts of content blocks that can fail to encode:
-// their _meta, the annotations' priority (a float), and every field of a
-// kind the adapter does not know. Texts, data and URIs always encode.
-func checkContent(cs []mcp.Content) error {
+// encodeContent returns a copy of content blocks with every _meta encoded
+// (encodeMeta), or nil when no block has one. It also checks what else can
+// fail: the annotations' priority (a float), and every field of a kind the
+// adapter does not know (it cannot be copied, so it is encoded here and
+// again by the SDK). Texts, data and URIs always encode.
+func encodeContent(cs []mcp.Content) ([]mcp.Content, error) {
+	var out []mcp.Content
+	set := func(i int, c mcp.Content) {
+		if out == nil {
+			out = append(make([]mcp.Content, 0, len(cs)), cs...)
+		}
+		out[i] = c
+	}
 	for i, c := range cs {
 		var (
 			meta mcp.Meta
 			ann  *mcp.Annotations
-			more mcp.Meta
+			err  error
 		)
 		switch c := c.(type) {
 		case nil:
@@ -143,45 +189,81 @@ func checkContent(cs []mcp.Content) error {
 			if c == nil {
 				continue
 			}
-			meta, ann = c.Meta, c.Annotations
+			if meta, err = encodeMeta(c.Meta); err == nil && meta != nil {
+				cc := *c
+				cc.Meta = meta
+				set(i, &cc)
+			}
+			ann = c.Annotations
 		case *mcp.ImageContent:
 			if c == nil {
 				continue
 			}
-			meta, ann = c.Meta, c.Annotations
+			if meta, err = encodeMeta(c.Meta); err == nil && meta != nil {
+				cc := *c
+				cc.Meta = meta
+				set(i, &cc)
+			}
+			ann = c.Annotations
 		case *mcp.AudioContent:
 			if c == nil {
 				continue
 			}
-			meta, ann = c.Meta, c.Annotations
+			if meta, err = encodeMeta(c.Meta); err == nil && meta != nil {
+				cc := *c
+				cc.Meta = meta
+				set(i, &cc)
+			}
+			ann = c.Annotations
 		case *mcp.ResourceLink:
 			if c == nil {
 				continue
 			}
-			meta, ann = c.Meta, c.Annotations
+			if meta, err = encodeMeta(c.Meta); err == nil && meta != nil {
+				cc := *c
+				cc.Meta = meta
+				set(i, &cc)
+			}
+			ann = c.Annotations
 		case *mcp.EmbeddedResource:
 			if c == nil {
 				continue
 			}
-			meta, ann = c.Meta, c.Annotations
-			if c.Resource != nil {
-				more = c.Resource.Meta
+			var rmeta mcp.Meta
+			if meta, err = encodeMeta(c.Meta); err != nil {
+				break
 			}
+			if c.Resource != nil {
+				if rmeta, err = encodeMeta(c.Resource.Meta); err != nil {
+					err = fmt.Errorf("resource: %w", err)
+					break
+				}
+			}
+			if meta != nil || rmeta != nil {
+				cc := *c
+				if meta != nil {
+					cc.Meta = meta
+				}
+				if rmeta != nil {
+					rc := *c.Resource
+					rc.Meta = rmeta
+					cc.Resource = &rc
+				}
+				set(i, &cc)
+			}
+			ann = c.Annotations
 		default:
 			if _, err := json.Marshal(c); err != nil {
-				return fmt.Errorf("content[%d]: %w", i, err)
+				return nil, fmt.Errorf("content[%d]: %w", i, err)
 			}
 			continue
 		}
-		if err := checkMeta(meta); err != nil {
-			return fmt.Errorf("content[%d]: _meta: %w", i, err)
-		}
-		if err := checkMeta(more); err != nil {
-			return fmt.Errorf("content[%d]: resource _meta: %w", i, err)
+		if err != nil {
+			return nil, fmt.Errorf("content[%d]: _meta: %w", i, err)
 		}
 		if ann != nil && (math.IsNaN(ann.Priority) || math.IsInf(ann.Priority, 0)) {
-			return fmt.Errorf("content[%d]: annotations: the priority %v is not a JSON number", i, ann.Priority)
+			return nil, fmt.Errorf("content[%d]: annotations: the priority %v is not a JSON number", i, ann.Priority)
 		}
 	}
-	return nil
+	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,7 +28,7 @@ var (
 	// the SDK's refusals.
 	wireShapes = []string{"wire_unknown", "wire_invalid_params", "wire_elicit_form", "wire_elicit_junk", "wire_data", "validation_text", "validation_fmt"}
 	// encShapes are successes that cannot be encoded.
-	encShapes = []string{"enc_chan", "enc_func", "enc_nan", "enc_cycle", "enc_marshal_err", "enc_marshal_panic", "enc_raw", "enc_meta", "enc_content_meta", "enc_priority", "enc_resource_meta", "enc_deep", "enc_deep_meta"}
+	encShapes = []string{"enc_chan", "enc_func", "enc_nan", "enc_cycle", "enc_marshal_err", "enc_marshal_panic", "enc_raw", "enc_meta", "enc_content_meta", "enc_priority", "enc_resource_meta", "enc_deep", "enc_deep_meta", "enc_err_panics"}
 )
 
 // secretMarshaler fails to encode, quoting its secret.
@@ -35,6 +36,29 @@ type secretMarshaler struct{ secret string }
 
 func (m secretMarshaler) MarshalJSON() ([]byte, error) {
 	return nil, errors.New("cannot encode " + m.secret)
+}
+
+// panickyError is an error whose Error panics.
+type panickyError struct{ secret string }
+
+func (e panickyError) Error() string { panic("Error() of " + e.secret) }
+
+// errPanicMarshaler fails to encode with an error whose Error panics.
+type errPanicMarshaler struct{ secret string }
+
+func (m errPanicMarshaler) MarshalJSON() ([]byte, error) { return nil, panickyError(m) }
+
+// onceMarshaler encodes the first time and panics every time after.
+type onceMarshaler struct {
+	n      *atomic.Int32
+	secret string
+}
+
+func (m onceMarshaler) MarshalJSON() ([]byte, error) {
+	if m.n.Add(1) > 1 {
+		panic("encoded twice " + m.secret)
+	}
+	return []byte(`"once"`), nil
 }
 
 // panicMarshaler panics when encoded.
@@ -92,6 +116,12 @@ func hostileResult(shape, secret string) *toolctx.CallResult {
 		return sc(deep(1200, secret))
 	case "enc_deep_meta":
 		return &toolctx.CallResult{Content: []toolctx.Content{&toolctx.Text{Text: "fine", Meta: map[string]any{"d": deep(1100, secret)}}}}
+	case "enc_err_panics":
+		return &toolctx.CallResult{Content: text, Meta: map[string]any{"e": errPanicMarshaler{secret}}}
+	case "enc_once":
+		// Not hostile if encoded once: a success.
+		return &toolctx.CallResult{Content: []toolctx.Content{&toolctx.Text{Text: "once", Meta: map[string]any{"m": onceMarshaler{new(atomic.Int32), secret}}}},
+			StructuredContent: map[string]any{"m": onceMarshaler{new(atomic.Int32), secret}}, Meta: map[string]any{"m": onceMarshaler{new(atomic.Int32), secret}}}
 	case "enc_raw":
 		return &toolctx.CallResult{Content: text, StructuredContent: json.RawMessage(`{"s":` + strconv.Quote(secret))}
 	case "enc_meta":

@@ -242,3 +242,27 @@ func TestAddToolWithoutInstallHostile(t *testing.T) {
 	require.True(t, strings.Contains(logs.String(), "Goexit"), "the Goexit is logged: %s", logs.String())
 	require.False(t, errors.Is(ctx.Err(), context.DeadlineExceeded))
 }
+
+// TestEncodedOnce: a value whose MarshalJSON works once and panics the
+// second time is delivered, from every kind of handler: the adapter hands
+// the SDK the structured content and every _meta already encoded, so the
+// SDK never calls it again (it would panic on the SDK's goroutine).
+func TestEncodedOnce(t *testing.T) {
+	for _, tk := range transports {
+		t.Run(tk.name, func(t *testing.T) {
+			t.Parallel()
+			f := tk.connect(t)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			for i, tool := range []string{"sdk_typed_fail", "sdk_raw_fail", "tm_fail", "tm_out_enc"} {
+				c := 4000 + i
+				res, err := f.call(t, ctx, tool, failArgs{Shape: "enc_once", ID: c}, c)
+				require.NoError(t, err, tool)
+				require.False(t, res.IsError, "%s: %s", tool, text(res))
+				require.Equal(t, "once", res.Meta["m"], tool)
+				require.JSONEq(t, `{"m":"once"}`, jsonOf(t, res.StructuredContent), tool)
+			}
+			requireClean(t, f.received.bytes())
+		})
+	}
+}

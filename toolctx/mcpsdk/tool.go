@@ -224,9 +224,15 @@ func (t *registeredTool) call(ctx context.Context, req *toolctx.Request) *toolct
 	}
 	res := t.h.CallTool(ctx, req)
 	if t.out != nil && res != nil && !res.IsError {
-		if err := validateOutput(res.StructuredContent, t.out); err != nil {
+		raw, err := validateOutput(res.StructuredContent, t.out)
+		if err != nil {
 			return toolctx.ErrorResult(fmt.Errorf("tool %q: %w", req.Tool, err))
 		}
+		// The structured content as validated, encoded once: the adapter
+		// and the SDK copy these bytes (see encodeResult).
+		r := *res
+		r.StructuredContent = raw
+		res = &r
 	}
 	return res
 }
@@ -255,20 +261,22 @@ func applyInputSchema(raw json.RawMessage, in *jsonschema.Resolved, defaults boo
 	return json.Marshal(inst)
 }
 
-func validateOutput(sc any, out *jsonschema.Resolved) error {
+// validateOutput validates structured content against the output schema
+// and returns it encoded.
+func validateOutput(sc any, out *jsonschema.Resolved) (json.RawMessage, error) {
 	if sc == nil {
-		return errors.New("the tool has an output schema but returned no structured content")
+		return nil, errors.New("the tool has an output schema but returned no structured content")
 	}
-	b, err := json.Marshal(sc)
+	b, err := encodeStructured(sc)
 	if err != nil {
-		return fmt.Errorf("encode structured content: %w", err)
+		return nil, fmt.Errorf("encode structured content: %w", err)
 	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("decode structured content: %w", err)
+		return nil, fmt.Errorf("decode structured content: %w", err)
 	}
 	if err := out.Validate(&v); err != nil {
-		return fmt.Errorf("validating tool output: %w", err)
+		return nil, fmt.Errorf("validating tool output: %w", err)
 	}
-	return nil
+	return b, nil
 }
