@@ -564,3 +564,32 @@ func TestPanickingErrorMethods(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionToolOutputValidated: a session's own tool shadows the server's
+// tool of the same name (mcp-go looks up session tools first, and so does
+// the adapter), so its output schema is the one checked inside the chain.
+func TestSessionToolOutputValidated(t *testing.T) {
+	rec := &recorder{}
+	s := hostileServer(t, rec, true)
+	w := sseWire(t, s) // in-process sessions have no tools of their own
+	_, err := call(t, w, "ok", nil)
+	require.NoError(t, err)
+	_, _, reqs := rec.snapshot()
+	require.Len(t, reqs, 1)
+	id := reqs[0].SessionID
+	require.NotEmpty(t, id, "the in-process session's id")
+	rec.reset()
+	tool := mcp.NewTool("n_plain", hostileInput)
+	tool.RawOutputSchema = json.RawMessage(hostileOutput)
+	require.NoError(t, s.AddSessionTool(id, tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return structured(map[string]any{"v": req.GetString("canary", "")})
+	}))
+	res, err := call(t, w, "n_plain", map[string]any{"shape": "schema_pattern", "canary": "CANARY-session"})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Equal(t, errs.GenericMessage, text(res))
+	_, rows, _ := rec.snapshot()
+	require.Len(t, rows, 1)
+	assert.Contains(t, rows[0].Cause().Error(), "CANARY-session")
+	assertClean(t, w, "session tool")
+}
