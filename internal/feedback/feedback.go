@@ -1,0 +1,317 @@
+// Package feedback phrases invalid-arguments feedback as a sentence about
+// the argument at fault, "b: expected a number, got null" or
+// "a: number out of range", whichever validator found the problem: the JSON
+// Schema validators of both SDKs (go-sdk's google/jsonschema-go, mcp-go's
+// santhosh-tekuri/jsonschema) and encoding/json, which toolmw's typed
+// decoder uses. The adapters and toolctx phrase their feedback here so that
+// a model reads the same words whichever SDK serves it.
+//
+// Every function takes the validator's own text (or error) and returns the
+// sentence; a text it does not recognise is kept as it is, with only its
+// JSON pointer turned into an argument path. The feedback describes the
+// caller's own arguments and the published schema, so it is public.
+package feedback
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// OutOfRange is the problem of a number that does not fit its argument
+// (1e400 for a float64, 300 for an int8).
+const OutOfRange = "number out of range"
+
+// Sentence returns "path: problem", or "the arguments: problem" when path
+// is empty (the problem is with the arguments object as a whole).
+func Sentence(path, problem string) string {
+	if path == "" {
+		path = "the arguments"
+	}
+	return path + ": " + problem
+}
+
+// Expected returns "expected a number, got null": want and got are JSON
+// type names (null, boolean, number, integer, string, array, object) or,
+// for got, a value as text.
+func Expected(want, got string) string {
+	return "expected " + Article(want) + ", got " + Article(got)
+}
+
+// Article gives a JSON type name its article: "a number", "an object";
+// "null" and anything that is not a type name stay as they are.
+func Article(typ string) string {
+	switch typ {
+	case "boolean", "number", "string":
+		return "a " + typ
+	case "bool":
+		return "a boolean"
+	case "integer", "array", "object":
+		return "an " + typ
+	}
+	return typ
+}
+
+// Join appends a property name to an argument path: "o" + "x" is "o.x".
+func Join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// Pointer turns an instance's JSON pointer ("/o/x", "/l/1") into an
+// argument path ("o.x", "l[1]"); the root ("" or "<root>") is "".
+func Pointer(ptr string) string {
+	if ptr == "<root>" {
+		return ""
+	}
+	var b strings.Builder
+	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		if seg == "" {
+			continue
+		}
+		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		if _, err := strconv.Atoi(seg); err == nil && b.Len() > 0 {
+			b.WriteString("[" + seg + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
+}
+
+// schemaPath turns a schema location of google/jsonschema-go's errors
+// ("root", "/properties/o/properties/x", "/properties/l/items") into an
+// argument path ("", "o.x", "l[]").
+func schemaPath(loc string) string {
+	if loc == "root" {
+		return ""
+	}
+	var b strings.Builder
+	segs := strings.Split(strings.TrimPrefix(loc, "/"), "/")
+	for i := 0; i < len(segs); i++ {
+		switch seg := segs[i]; {
+		case seg == "properties" && i+1 < len(segs):
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(segs[i+1])
+			i++
+		case seg == "items" || seg == "prefixItems" || seg == "additionalItems":
+			b.WriteString("[]")
+		}
+	}
+	return b.String()
+}
+
+var (
+	sdkLocation = regexp.MustCompile(`^validating (\S+): `)
+	sdkType     = regexp.MustCompile(`^type: .* has type "(\w+)", want "(\w+)"$`)
+	quoted      = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
+	sdkBound    = regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum): .* (?:less|greater) than (?:or equal to )?(\S+)$`)
+	sdkLength   = regexp.MustCompile(`^(minLength|maxLength): .* (?:fewer|more) than (\d+)$`)
+)
+
+// GoSDK phrases the text of a validation error of google/jsonschema-go, the
+// validator of go-sdk ("validating root: validating /properties/b: type:
+// <invalid reflect.Value> has type \"null\", want \"number\"" is
+// "b: expected a number, got null").
+func GoSDK(msg string) string {
+	loc := "root"
+	for {
+		m := sdkLocation.FindStringSubmatch(msg)
+		if m == nil {
+			break
+		}
+		loc, msg = m[1], msg[len(m[0]):]
+	}
+	path := schemaPath(loc)
+	if m := sdkType.FindStringSubmatch(msg); m != nil {
+		return Sentence(path, Expected(m[2], m[1]))
+	}
+	if rest, ok := strings.CutPrefix(msg, "required: missing properties: "); ok {
+		return each(path, rest, "required, but missing")
+	}
+	if rest, ok := strings.CutPrefix(msg, "unexpected additional properties "); ok {
+		return each(path, rest, "not an argument of this tool")
+	}
+	if m := sdkBound.FindStringSubmatch(msg); m != nil {
+		limit := m[2]
+		if f, err := strconv.ParseFloat(limit, 64); err == nil {
+			limit = strconv.FormatFloat(f, 'g', -1, 64)
+		}
+		words := map[string]string{"minimum": "at least", "maximum": "at most",
+			"exclusiveMinimum": "greater than", "exclusiveMaximum": "less than"}[m[1]]
+		return Sentence(path, "must be "+words+" "+limit)
+	}
+	if m := sdkLength.FindStringSubmatch(msg); m != nil {
+		words := map[string]string{"minLength": "at least", "maxLength": "at most"}[m[1]]
+		return Sentence(path, "must be "+words+" "+m[2]+" characters long")
+	}
+	return Sentence(path, msg)
+}
+
+// each is "a: problem; b: problem" for the names quoted in list.
+func each(path, list, problem string) string {
+	var out []string
+	for _, m := range quoted.FindAllStringSubmatch(list, -1) {
+		out = append(out, Sentence(Join(path, m[1]), problem))
+	}
+	if len(out) == 0 {
+		return Sentence(path, problem+" "+list)
+	}
+	return strings.Join(out, "; ")
+}
+
+// MCPGoPrefix starts every input-validation feedback of mcp-go's
+// server.WithInputSchemaValidation.
+const MCPGoPrefix = "input schema validation failed: "
+
+var (
+	goType     = regexp.MustCompile(`^&\{Got:(\S+) Want:\[([^\]]*)\]\}$`)
+	goMissing  = regexp.MustCompile(`^&\{Missing:\[([^\]]*)\]\}$`)
+	goExtra    = regexp.MustCompile(`^&\{Properties:\[([^\]]*)\]\}$`)
+	goLocation = regexp.MustCompile(`^(<root>|(?:/[^:]*)?): `)
+)
+
+// MCPGo phrases mcp-go's input-validation feedback ("input schema
+// validation failed: /b: &{Got:null Want:[number]}" is
+// "b: expected a number, got null"); its problems are separated by "; ".
+// A text without [MCPGoPrefix] is kept as it is.
+func MCPGo(msg string) string {
+	rest, ok := strings.CutPrefix(msg, MCPGoPrefix)
+	if !ok {
+		return msg
+	}
+	var out []string
+	for _, part := range strings.Split(rest, "; ") {
+		m := goLocation.FindStringSubmatch(part)
+		if m == nil {
+			out = append(out, part)
+			continue
+		}
+		path, kind := Pointer(m[1]), part[len(m[0]):]
+		switch {
+		case goType.MatchString(kind):
+			k := goType.FindStringSubmatch(kind)
+			want := strings.Fields(k[2])
+			for i := range want {
+				want[i] = Article(want[i])
+			}
+			out = append(out, Sentence(path, "expected "+strings.Join(want, " or ")+", got "+Article(k[1])))
+		case goMissing.MatchString(kind):
+			for _, name := range strings.Fields(goMissing.FindStringSubmatch(kind)[1]) {
+				out = append(out, Sentence(Join(path, name), "required, but missing"))
+			}
+		case goExtra.MatchString(kind):
+			for _, name := range strings.Fields(goExtra.FindStringSubmatch(kind)[1]) {
+				out = append(out, Sentence(Join(path, name), "not an argument of this tool"))
+			}
+		default:
+			out = append(out, Sentence(path, "does not satisfy the input schema ("+strings.Trim(kind, "&{}")+")"))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// JSON phrases an encoding/json error of decoding the arguments, and
+// reports whether it is about the arguments' content (a wrong type, a
+// number out of range, malformed JSON); any other error gives "", false.
+func JSON(err error) (string, bool) {
+	var (
+		typeErr   *json.UnmarshalTypeError
+		syntaxErr *json.SyntaxError
+	)
+	switch {
+	case errors.As(err, &typeErr):
+		path := typeErr.Field
+		got, isNumber := strings.CutPrefix(typeErr.Value, "number ")
+		want := ""
+		if typeErr.Type != nil {
+			want = jsonKind(typeErr.Type.Kind().String())
+		}
+		switch {
+		case isNumber && want == "integer" && strings.ContainsAny(got, ".eE"):
+			return Sentence(path, "expected an integer, got "+got), true
+		case isNumber && (want == "integer" || want == "number" || want == ""):
+			return Sentence(path, OutOfRange), true
+		case want == "":
+			return Sentence(path, "unexpected "+Article(typeErr.Value)), true
+		}
+		if path == "" && want == "object" {
+			return Sentence("", "expected a JSON object, got "+Article(typeErr.Value)), true
+		}
+		return Sentence(path, Expected(want, typeErr.Value)), true
+	case errors.As(err, &syntaxErr) && syntaxErr.Error() == "unexpected end of JSON input":
+		return Sentence("", "truncated JSON"), true
+	case errors.As(err, &syntaxErr):
+		return Sentence("", "malformed JSON at byte "+strconv.FormatInt(syntaxErr.Offset, 10)), true
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return Sentence("", "truncated JSON"), true
+	}
+	return "", false
+}
+
+// OutOfRangeAt returns the path of the first number in raw that does not
+// fit a float64 (1e400), which encoding/json reports without its field
+// when it decodes into a map; "" and false when every number fits or raw
+// is not JSON.
+func OutOfRangeAt(raw []byte) (string, bool) {
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return "", false
+	}
+	return outOfRange("", v)
+}
+
+func outOfRange(path string, v any) (string, bool) {
+	switch v := v.(type) {
+	case json.Number:
+		if _, err := v.Float64(); err != nil {
+			return path, true
+		}
+	case map[string]any:
+		for k, e := range v {
+			if p, ok := outOfRange(Join(path, k), e); ok {
+				return p, true
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if p, ok := outOfRange(path+"["+strconv.Itoa(i)+"]", e); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// jsonKind is the JSON type name of a Go kind.
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "integer"
+	case "float32", "float64":
+		return "number"
+	case "slice", "array":
+		return "array"
+	case "map", "struct":
+		return "object"
+	case "interface":
+		return ""
+	}
+	return ""
+}

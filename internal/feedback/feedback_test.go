@@ -1,0 +1,92 @@
+package feedback
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The texts are the validators' own, as printed by go-sdk v1.8.0
+// (google/jsonschema-go v0.4.3) and mcp-go v1.2.1 for the same schema.
+func TestGoSDK(t *testing.T) {
+	for in, want := range map[string]string{
+		`validating root: validating /properties/b: type: <invalid reflect.Value> has type "null", want "number"`:                      "b: expected a number, got null",
+		`validating root: validating /properties/b: type: two has type "string", want "number"`:                                        "b: expected a number, got a string",
+		`validating root: required: missing properties: ["a" "b"]`:                                                                     "a: required, but missing; b: required, but missing",
+		`validating root: unexpected additional properties ["x"]`:                                                                      "x: not an argument of this tool",
+		`validating root: validating /properties/a: minimum: -1/1 is less than 0.000000`:                                               "a: must be at least 0",
+		`validating root: validating /properties/a: exclusiveMaximum: 5/1 is greater than or equal to 5.000000`:                        "a: must be less than 5",
+		`validating root: validating /properties/s: maxLength: "abc" contains 3 Unicode code points, more than 2`:                      "s: must be at most 2 characters long",
+		`validating root: validating /properties/l: validating /properties/l/items: type: x has type "string", want "integer"`:         "l[]: expected an integer, got a string",
+		`validating root: validating /properties/o: validating /properties/o/properties/x: type: 1 has type "integer", want "boolean"`: "o.x: expected a boolean, got an integer",
+		`validating root: validating /properties/c: enum: x does not equal any of: [a b]`:                                              "c: enum: x does not equal any of: [a b]",
+		`something else entirely`: "the arguments: something else entirely",
+	} {
+		assert.Equal(t, want, GoSDK(in), "from %q", in)
+	}
+}
+
+func TestMCPGo(t *testing.T) {
+	for in, want := range map[string]string{
+		"input schema validation failed: /b: &{Got:null Want:[number]}":                                "b: expected a number, got null",
+		"input schema validation failed: /b: &{Got:string Want:[number integer]}":                      "b: expected a number or an integer, got a string",
+		"input schema validation failed: <root>: &{Missing:[a b]}":                                     "a: required, but missing; b: required, but missing",
+		"input schema validation failed: <root>: &{Properties:[x]}":                                    "x: not an argument of this tool",
+		"input schema validation failed: /l/1: &{Got:string Want:[integer]}":                           "l[1]: expected an integer, got a string",
+		"input schema validation failed: /o/x: &{Got:number Want:[boolean]}; /a: &{Got:-1/1 Want:0/1}": "o.x: expected a boolean, got a number; a: does not satisfy the input schema (Got:-1/1 Want:0/1)",
+		"invalid arguments: json: cannot unmarshal":                                                    "invalid arguments: json: cannot unmarshal",
+	} {
+		assert.Equal(t, want, MCPGo(in), "from %q", in)
+	}
+}
+
+func TestJSON(t *testing.T) {
+	type inner struct {
+		X bool `json:"x"`
+	}
+	type args struct {
+		A float64 `json:"a"`
+		N int8    `json:"n"`
+		I int     `json:"i"`
+		S string  `json:"s"`
+		O inner   `json:"o"`
+	}
+	for in, want := range map[string]string{
+		`{"a":1e400}`:   "a: " + OutOfRange,
+		`{"n":300}`:     "n: " + OutOfRange,
+		`{"i":1.5}`:     "i: expected an integer, got 1.5",
+		`{"s":3}`:       "s: expected a string, got a number",
+		`{"o":{"x":1}}`: "o.x: expected a boolean, got a number",
+		`[1]`:           "the arguments: expected a JSON object, got an array",
+		`{"a":`:         "the arguments: truncated JSON",
+	} {
+		var v args
+		err := json.Unmarshal([]byte(in), &v)
+		require.Error(t, err, in)
+		got, ok := JSON(err)
+		assert.True(t, ok, "%s: %v", in, err)
+		assert.Equal(t, want, got, "from %s (%v)", in, err)
+	}
+	var m map[string]any
+	got, ok := JSON(json.Unmarshal([]byte(`{"a":1e400}`), &m))
+	assert.True(t, ok)
+	assert.Equal(t, "the arguments: number out of range", got, "into a map, encoding/json does not name the field")
+	path, ok := OutOfRangeAt([]byte(`{"b":1,"o":{"l":[2,-1e999]}}`))
+	assert.True(t, ok)
+	assert.Equal(t, "o.l[1]", path, "OutOfRangeAt finds it")
+	_, ok = OutOfRangeAt([]byte(`{"b":1e300}`))
+	assert.False(t, ok, "every number fits")
+	got, ok = JSON(json.Unmarshal([]byte(`{"a":}`), &m))
+	assert.True(t, ok)
+	assert.Contains(t, got, "malformed JSON at byte")
+	_, ok = JSON(assert.AnError)
+	assert.False(t, ok, "an error that is not about the JSON")
+}
+
+func TestPointer(t *testing.T) {
+	for in, want := range map[string]string{"": "", "<root>": "", "/a": "a", "/o/x": "o.x", "/l/1": "l[1]", "/a~1b": "a/b", "/0": "0"} {
+		assert.Equal(t, want, Pointer(in), "from %q", in)
+	}
+}
