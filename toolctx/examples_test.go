@@ -31,7 +31,7 @@ func ExampleTyped() {
 	fmt.Println(bad.IsError, bad.Error.Code, "|", bad.Error.Message)
 	// Output:
 	// false {"forecast":"sunny in Paris"}
-	// true invalid_arguments | invalid arguments: field "city" must be a string, got number
+	// true invalid_arguments | invalid arguments: city: expected a string, got a number
 }
 
 // An interceptor of the user's own that counts failures by code classifies

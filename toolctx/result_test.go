@@ -348,9 +348,11 @@ func TestTyped(t *testing.T) {
 	assert.True(t, got.Inner.Flag, "decoded nested")
 
 	invalid := map[string]struct{ field, msg string }{
-		`{"city":"Paris","days":"two"}`:  {"days", `field "days" must be an integer, got string`},
-		`{"city":3}`:                     {"city", `field "city" must be a string, got number`},
-		`{"inner":{"flag":"yes"}}`:       {"inner.flag", `field "inner.flag" must be a boolean`},
+		`{"city":"Paris","days":"two"}`:  {"days", `invalid arguments: days: expected an integer, got a string`},
+		`{"city":3}`:                     {"city", `invalid arguments: city: expected a string, got a number`},
+		`{"inner":{"flag":"yes"}}`:       {"inner.flag", `inner.flag: expected a boolean, got a string`},
+		`{"city":"Paris","days":1e400}`:  {"days", `invalid arguments: days: number out of range`},
+		`{"city":"Paris","days":2.5}`:    {"days", `days: expected an integer, got 2.5`},
 		`{"city":"Paris","color":"red"}`: {"color", `unknown field "color"`},
 		`{"city":"Paris"`:                {"", "truncated JSON"},
 		`{"city":Paris}`:                 {"", "malformed JSON at byte"},

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/feedback"
 )
 
 // TypedFunc is a tool written with Go types: it receives the decoded
@@ -81,13 +82,10 @@ func decodeError(err error) *errs.Error {
 		if field == "" {
 			field = "(arguments)"
 		}
-		// A hand-written UnmarshalJSON may return an UnmarshalTypeError
-		// with no Type: do not dereference it.
-		want := "of another type"
-		if typeErr.Type != nil {
-			want = jsonKind(typeErr.Type.Kind().String())
-		}
-		return errs.Errorf(errs.CodeInvalidArguments, "invalid arguments: field %q must be %s, got %s", field, want, typeErr.Value).
+		// A sentence about the argument: "b: expected a number, got a
+		// string", "a: number out of range" (internal/feedback).
+		msg, _ := feedback.JSON(typeErr)
+		return errs.InvalidArguments("invalid arguments: " + msg).
 			WithDetail(map[string]any{"field": field, "got": typeErr.Value}).WithCause(err)
 	case errors.As(err, &syntaxErr):
 		return errs.Errorf(errs.CodeInvalidArguments, "invalid arguments: malformed JSON at byte %d", syntaxErr.Offset).
@@ -109,22 +107,4 @@ func publicDecodeText(err error) string {
 		return msg
 	}
 	return "the arguments do not match the tool's input"
-}
-
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		return "an integer"
-	case "float32", "float64":
-		return "a number"
-	case "slice", "array":
-		return "an array"
-	case "map", "struct":
-		return "an object"
-	}
-	return "of another type"
 }

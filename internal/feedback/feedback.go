@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -238,7 +239,7 @@ func JSON(err error) (string, bool) {
 			want = jsonKind(typeErr.Type.Kind().String())
 		}
 		switch {
-		case isNumber && want == "integer" && strings.ContainsAny(got, ".eE"):
+		case isNumber && want == "integer" && !integral(got):
 			return Sentence(path, "expected an integer, got "+got), true
 		case isNumber && (want == "integer" || want == "number" || want == ""):
 			return Sentence(path, OutOfRange), true
@@ -257,6 +258,13 @@ func JSON(err error) (string, bool) {
 		return Sentence("", "truncated JSON"), true
 	}
 	return "", false
+}
+
+// integral reports whether the number literal n has no fractional part
+// (300, 1e400), so that not fitting an integer type is a matter of range.
+func integral(n string) bool {
+	f, err := strconv.ParseFloat(n, 64)
+	return err != nil || f == math.Trunc(f)
 }
 
 // OutOfRangeAt returns the path of the first number in raw that does not

@@ -215,7 +215,7 @@ func (t *registeredTool) callGuarded(ctx context.Context, req *toolctx.Request) 
 func (t *registeredTool) call(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 	args, err := applyInputSchema(req.Arguments, t.in, t.defaults)
 	if err != nil {
-		return toolctx.ErrorResult(errs.InvalidArguments("invalid arguments: " + err.Error()).WithCause(err))
+		return toolctx.ErrorResult(invalidArguments(err))
 	}
 	if !sameBytes(args, req.Arguments) {
 		r := *req
@@ -243,7 +243,7 @@ func applyInputSchema(raw json.RawMessage, in *jsonschema.Resolved, defaults boo
 	v := map[string]any{}
 	if len(raw) > 0 && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return nil, errors.New("the arguments are not a JSON object")
+			return nil, decodeError{raw: raw, err: err}
 		}
 	}
 	var inst any = v
