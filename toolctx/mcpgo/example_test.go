@@ -111,8 +111,8 @@ func ExampleAddHooks() {
 	// Output:
 	// after: tool=cube code=unknown_tool message="unknown tool \"cube\""
 	// client sees: invalid params: tool 'cube' not found: tool not found
-	// after: tool=square code=invalid_arguments message="input schema validation failed: /n: &{Got:string Want:[number]}"
-	// client sees: true input schema validation failed: /n: &{Got:string Want:[number]}
+	// after: tool=square code=invalid_arguments message="invalid arguments: n: expected a number, got a string"
+	// client sees: true invalid arguments: n: expected a number, got a string
 }
 
 // StructuredHandler registers an mcp-go typed handler whose errors reach the

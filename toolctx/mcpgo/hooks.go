@@ -25,7 +25,11 @@ import (
 //     isError result holding the validator's feedback: m runs around a
 //     handler that returns [errs.InvalidArguments](feedback), code
 //     [errs.CodeInvalidArguments], the feedback (the very text the client
-//     gets) as the public message.
+//     gets) as the public message. The feedback is rephrased, in the
+//     result the client gets too, as sentences about the arguments
+//     ("invalid arguments: b: expected a number, got null" for mcp-go's
+//     "input schema validation failed: /b: &{Got:null Want:[number]}"),
+//     and mcp-go's own text is the public detail "validator".
 //
 // Both are public rejections: middleware.Diagnostics is not called, and an
 // audit row holds the code and the public message. The feedback is public:
@@ -34,8 +38,8 @@ import (
 // values, or from the JSON error of decoding the caller's arguments.
 //
 // The hooks run after mcp-go has produced its answer and before it is sent;
-// the chain's result is discarded, so the client gets exactly what mcp-go
-// sends, whatever the chain returns. The Request is filled as for any other
+// the chain's result is discarded, so the client gets what mcp-go sends
+// (invalid-arguments feedback rephrased), whatever the chain returns. The Request is filled as for any other
 // call (see [Middleware]). A call that reached the tool middleware is never
 // run again. That is decided by where the answer came from, never by its
 // text: with [ServerOption] the adapter marks each call that enters its
@@ -121,7 +125,7 @@ func (a *adapter) addHooks(h *server.Hooks, s *server.MCPServer) {
 		if !ok {
 			return
 		}
-		a.rejected(ctx, message, errs.InvalidArguments(feedback))
+		a.rejected(ctx, message, rephrase(res, feedback))
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/feedback"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
@@ -90,9 +91,20 @@ func TestRejectedBeforeMiddleware(t *testing.T) {
 					want := do(t, bare, tc.tool, tc.args)
 					got := do(t, with, tc.tool, tc.args)
 
-					// The client's bytes are mcp-go's, unchanged.
+					// The client's bytes are mcp-go's, unchanged, but for
+					// invalid-arguments feedback, rephrased as sentences.
 					require.NotEmpty(t, want.body)
-					assert.Equal(t, string(want.body), string(got.body))
+					if tc.code == errs.CodeInvalidArguments {
+						require.NotNil(t, want.result)
+						require.NotNil(t, got.result)
+						assert.Equal(t, "invalid arguments: "+feedback.MCPGo(text(want.result)), text(got.result), "rephrased")
+						assert.NotContains(t, text(got.result), "&{", "no Go struct dump")
+						w, g := *want.result, *got.result
+						w.Content, g.Content = nil, nil
+						assert.Equal(t, w, g, "the rest of mcp-go's result, unchanged")
+					} else {
+						assert.Equal(t, string(want.body), string(got.body))
+					}
 					assert.Equal(t, want.err != nil, got.err != nil)
 					if want.err != nil {
 						assert.Equal(t, want.err.Error(), got.err.Error())
@@ -118,7 +130,8 @@ func TestRejectedBeforeMiddleware(t *testing.T) {
 						require.True(t, got.result.IsError)
 						assert.Nil(t, errorMeta(got.result), "mcp-go's own result, not the adapter's")
 						message = text(got.result)
-						assert.Contains(t, message, "input schema validation failed: ")
+						assert.Contains(t, message, "invalid arguments: ")
+						assert.Equal(t, map[string]any{"validator": text(want.result)}, o.Public.Detail, "mcp-go's own text, for the row")
 					}
 					assert.Equal(t, message, o.Public.Message)
 
@@ -221,7 +234,7 @@ func TestRejectedChainResultDiscarded(t *testing.T) {
 	res, err := call(t, w, "strict", map[string]any{"n": "x"})
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
-	assert.Contains(t, text(res), "input schema validation failed")
+	assert.Contains(t, text(res), "invalid arguments: n: expected a number, got a string")
 	_, err = call(t, w, "panic_tool", nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not found")
