@@ -167,6 +167,14 @@ func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any)
 	return cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 }
 
+// callArgs is call with arguments of any JSON shape (json.RawMessage too).
+func callArgs(t *testing.T, cs *mcp.ClientSession, tool string, args any) (*mcp.CallToolResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+}
+
 func text(res *mcp.CallToolResult) string {
 	var s []string
 	for _, c := range res.Content {
@@ -224,7 +232,29 @@ func tour(t *testing.T, cs *mcp.ClientSession, seen io.Writer) []expectRow {
 	assert.True(t, res.IsError)
 	assert.Equal(t, "invalid_arguments", errorMeta(t, res)["code"])
 	assert.Contains(t, text(res), "number", "the validation feedback names what was wanted")
-	rows = append(rows, expectRow{"divide", "rejected", "invalid_arguments", "number"})
+	rows = append(rows, expectRow{"divide", "rejected", "invalid_arguments", "b: expected a number, got a string"})
+
+	// The feedback reads as a sentence about the argument, whichever check
+	// found the problem (the schema, the JSON decoder, the tool's bounds).
+	for _, c := range []struct {
+		tool string
+		args any
+		want string
+	}{
+		{"divide", map[string]any{"a": 1, "b": nil}, "invalid arguments: b: expected a number, got null"},
+		{"divide", map[string]any{"a": 1e308, "b": 1e-308}, "a / b: number out of range"},
+		{"slow", map[string]any{"seconds": -5}, "seconds: must be between 0 and 3600"},
+		{"slow", map[string]any{"seconds": 1e308}, "seconds: must be between 0 and 3600"},
+		{"greet", map[string]any{"name": strings.Repeat("n", MaxNameLen+1)}, "name: must be at most 200 characters long"},
+	} {
+		res, err = callArgs(t, cs, c.tool, c.args)
+		record(res, err)
+		require.NoError(t, err)
+		assert.True(t, res.IsError, "%s %v", c.tool, c.args)
+		assert.Equal(t, c.want, text(res), "%s %v", c.tool, c.args)
+		assert.Equal(t, "invalid_arguments", errorMeta(t, res)["code"])
+		rows = append(rows, expectRow{c.tool, "rejected", "invalid_arguments", c.want})
+	}
 
 	res, err = call(t, cs, "divide", map[string]any{"a": 7, "b": 2})
 	record(res, err)
@@ -427,6 +457,9 @@ func TestStreamableHTTP(t *testing.T) {
 			for _, r := range rows {
 				if r.Tool == "sales_report" {
 					assert.Contains(t, r.Message, FakeDSN, "the audit row names the cause")
+				}
+				if strings.Contains(r.Message, "got null") {
+					assert.Contains(t, r.Detail["validator"], `has type "null", want "number"`, "the row keeps the validator's own text")
 				}
 			}
 			assert.NotEmpty(t, readAudit(t, db, "-kind", "http"), "HTTP rows too")
@@ -689,4 +722,23 @@ func TestShutdownCancelsLateCalls(t *testing.T) {
 	assert.Equal(t, "slow", rows[0].Tool)
 	assert.Equal(t, "canceled", rows[0].Outcome, "%+v", rows[0])
 	assert.Contains(t, p.stderr.String(), "cancelling the calls still running")
+}
+
+// {"a":1e400} is a number out of range, not arguments that are not an
+// object; the row keeps the decoder's own text. (Over stdio: go-sdk's
+// client cannot send 1e400 with the 2026 protocol's headers.)
+func TestNumberOutOfRange(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "audit.db")
+	wire := &capture{}
+	cmd, cs, stderr := startStdio(t, wire, "-stdio", "-audit-db", db)
+	res, err := callArgs(t, cs, "divide", map[string]any{"a": json.Number("1e400"), "b": 1})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Equal(t, "invalid arguments: a: number out of range", text(res))
+	require.NoError(t, cs.Close())
+	require.NoError(t, cmd.Wait(), "stderr:\n%s", stderr)
+	rows := readAudit(t, db)
+	require.Len(t, rows, 1)
+	assert.Equal(t, "invalid arguments: a: number out of range", rows[0].Message)
+	assert.Contains(t, rows[0].Detail["validator"], "cannot unmarshal number 1e400", "the row keeps the decoder's own text")
 }

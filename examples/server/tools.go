@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx"
@@ -25,9 +27,16 @@ type GreetOut struct {
 	Greeting string `json:"greeting"`
 }
 
+// MaxNameLen is the longest name greet takes, in characters.
+const MaxNameLen = 200
+
 func greet(_ context.Context, _ *toolctx.Request, in GreetIn) (GreetOut, error) {
 	if strings.TrimSpace(in.Name) == "" {
 		return GreetOut{}, errs.InvalidArguments("name must not be empty").
+			WithDetail(map[string]any{"field": "name"})
+	}
+	if utf8.RuneCountInString(in.Name) > MaxNameLen {
+		return GreetOut{}, errs.InvalidArguments(fmt.Sprintf("name: must be at most %d characters long", MaxNameLen)).
 			WithDetail(map[string]any{"field": "name"})
 	}
 	g := "Hello, " + in.Name
@@ -57,7 +66,13 @@ func divide(_ context.Context, _ *toolctx.Request, in DivideIn) (DivideOut, erro
 		return DivideOut{}, errs.InvalidArguments("b must not be zero").
 			WithDetail(map[string]any{"field": "b"})
 	}
-	return DivideOut{Quotient: in.A / in.B}, nil
+	q := in.A / in.B
+	if math.IsInf(q, 0) {
+		// JSON has no infinity: say so rather than fail to encode it.
+		return DivideOut{}, errs.InvalidArguments("a / b: number out of range").
+			WithDetail(map[string]any{"field": "a"})
+	}
+	return DivideOut{Quotient: q}, nil
 }
 
 // OrderIn is the input of the lookup_order tool.
@@ -123,7 +138,7 @@ const PanicSecret = "sk-demo-0000"
 
 // SlowIn is the input of the slow tool.
 type SlowIn struct {
-	Seconds float64 `json:"seconds" jsonschema:"how long to work"`
+	Seconds float64 `json:"seconds" jsonschema:"how long to work, from 0 to 3600"`
 }
 
 // SlowOut is the output of the slow tool.
@@ -131,9 +146,18 @@ type SlowOut struct {
 	Slept float64 `json:"slept"`
 }
 
+// MaxSlowSeconds is the longest the slow tool works. Longer would never
+// finish within any sensible -slow-timeout, and seconds past ~9.2e9 would
+// overflow a time.Duration (1e308 became an instant success).
+const MaxSlowSeconds = 3600
+
 // slow works for the given time, honouring cancellation; the server's
 // chain gives it a deadline (see -slow-timeout).
 func slow(ctx context.Context, _ *toolctx.Request, in SlowIn) (SlowOut, error) {
+	if !(in.Seconds >= 0 && in.Seconds <= MaxSlowSeconds) { // NaN fails too
+		return SlowOut{}, errs.InvalidArguments(fmt.Sprintf("seconds: must be between 0 and %d", MaxSlowSeconds)).
+			WithDetail(map[string]any{"field": "seconds"})
+	}
 	start := time.Now()
 	t := time.NewTimer(time.Duration(in.Seconds * float64(time.Second)))
 	defer t.Stop()
