@@ -62,7 +62,7 @@ func TestBehaviourInvalidArguments(t *testing.T) {
 	}))
 	require.True(t, r.res.IsError, "a failure")
 	assert.Equal(t, errs.CodeInvalidArguments, r.res.Error.Code, "invalid arguments code")
-	assert.Contains(t, r.res.Error.Message, `field "city"`, "the validation feedback is public and names the field")
+	assert.Contains(t, r.res.Error.Message, "city: expected a string", "the validation feedback is public and names the field")
 	assert.Empty(t, r.diag, "Diagnostics not called")
 	assert.Equal(t, errs.CodeInvalidArguments, r.after[0].Outcome.Public.Code, "After records the code")
 	assert.False(t, r.after[0].Outcome.Scrubbed, "and the feedback, not a raw message")
