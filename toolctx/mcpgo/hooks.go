@@ -39,8 +39,8 @@ import (
 //
 // The hooks run after mcp-go has produced its answer and before it is sent;
 // the chain's result is discarded, so the client gets what mcp-go sends
-// (invalid-arguments feedback rephrased), whatever the chain returns. The Request is filled as for any other
-// call (see [Middleware]). A call that reached the tool middleware is never
+// (invalid-arguments feedback rephrased), whatever the chain returns. The
+// Request is filled as for any other call (see [Middleware]). A call that reached the tool middleware is never
 // run again. That is decided by where the answer came from, never by its
 // text: with [ServerOption] the adapter marks each call that enters its
 // middleware, and the hooks act only on unmarked calls; with AddHooks and a
