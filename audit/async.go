@@ -1,11 +1,11 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,96 +15,144 @@ import (
 type FullPolicy int
 
 const (
-	// Block waits for room in the queue: no row is lost, and a call waits
-	// while the sink is slower than the calls.
-	Block FullPolicy = iota
 	// Drop counts the row as dropped and returns at once: a call never
-	// waits on the sink's I/O.
-	Drop
+	// waits on the writer. The default. With a [Spool] the queue fills only
+	// when the local disk cannot keep up, not when the store fails.
+	Drop FullPolicy = iota
+	// Block waits for room in the queue, at most [AsyncConfig.BlockTimeout],
+	// then counts the row as dropped.
+	Block
 )
 
-// String returns "block" or "drop".
+// String returns "drop" or "block".
 func (p FullPolicy) String() string {
-	if p == Drop {
-		return "drop"
+	if p == Block {
+		return "block"
 	}
-	return "block"
+	return "drop"
 }
+
+// Durability says when [Async.Emit] returns.
+type Durability int
+
+const (
+	// DurabilityMemory: Emit returns once the row is queued in memory. A
+	// crash loses the queued rows (at most QueueSize, plus the batch being
+	// written); a spooled batch survives a crash of the process (it is
+	// fsync'd within a second, and at Close). The default.
+	DurabilityMemory Durability = iota
+	// DurabilityDisk: Emit returns once the row is durable in the [Spool]
+	// (fsync'd; the calls queued together share one fsync, a group
+	// commit), so no call is answered without its row on disk. Every batch
+	// goes through the spool. Requires [AsyncConfig.Spool].
+	DurabilityDisk
+)
 
 // AsyncConfig configures [NewAsync]. The zero value gives the defaults.
 type AsyncConfig struct {
-	// QueueSize is how many rows wait in memory at most, rounded up to a
-	// power of two. The queue's slots are allocated up front (a few hundred
-	// bytes each, plus what the rows reference). Default 8192.
+	// QueueSize is how many rows wait in memory at most. The queue's slots
+	// are allocated up front (a few hundred bytes each; a row references
+	// only its own bounded copies, see [Limits]). Default 8192.
 	QueueSize int
-	// BatchSize is how many rows go to the sink in one write at most, and
-	// how many wait before the writer wakes up early. Default 2048, at most
-	// QueueSize.
+	// BatchSize is how many rows go to the sink in one write at most.
+	// Default 2048, at most QueueSize.
 	BatchSize int
 	// FlushInterval is how often the writer writes what is queued, full
 	// batch or not: how long a row waits at most when calls are few.
 	// Default 200ms.
 	FlushInterval time.Duration
-	// Policy is what Emit does when the queue is full. Default Block.
+	// Policy is what Emit does when the queue is full. Default [Drop].
 	Policy FullPolicy
-	// MaxRetries is how many times a failed write is retried before the
-	// batch goes to Fallback. Default 5; a negative value retries until
-	// Close's context ends.
+	// BlockTimeout bounds the wait of [Block]. Default 100ms.
+	BlockTimeout time.Duration
+	// Durability is when Emit returns. Default [DurabilityMemory].
+	Durability Durability
+	// Spool is where batches go when the sink fails or is slow, to be
+	// replayed into it when it answers again (see [Spool]). The Async owns
+	// it and closes it. Without one, a failed write is retried MaxRetries
+	// times and then goes to Fallback, and a slow sink fills the queue.
+	Spool *Spool
+	// MaxRetries, without a Spool, is how many times a failed write is
+	// retried before the batch goes to Fallback. Default 5; a negative
+	// value retries until Close's context ends. With a Spool a failed batch
+	// is spooled at once and its replay is retried until it succeeds.
 	MaxRetries int
 	// Backoff is the wait before the first retry; it doubles with each
-	// retry up to MaxBackoff. Defaults 50ms and 5s.
+	// retry up to MaxBackoff. Defaults 50ms and 2s.
 	Backoff, MaxBackoff time.Duration
-	// WriteTimeout bounds one write to the sink. Default 30s.
+	// WriteTimeout bounds one write to the sink. Default 10s.
 	WriteTimeout time.Duration
-	// Fallback receives the batches the sink could not take, and rows
-	// emitted after Close. It must be safe for concurrent use and fast.
-	// Default: a [SlogSink] on Logger's handler.
+	// Limits cut the rows' client-supplied fields before they are queued.
+	// The zero value gives [DefaultLimits].
+	Limits Limits
+	// Fallback receives the batches that neither the sink nor the spool
+	// could take, and rows emitted after Close. It must be safe for
+	// concurrent use and fast. Default: a [SlogSink] on Logger's handler.
 	Fallback Sink
-	// Logger reports failures and the counters on Close. Default
-	// slog.Default().
+	// Logger reports failures, drops (at most once per DropLogInterval)
+	// and the counters on Close. Default slog.Default().
 	Logger *slog.Logger
+	// DropLogInterval is how often dropped rows are reported, at most.
+	// Default 10s.
+	DropLogInterval time.Duration
 }
 
 // Stats are an [Async]'s counters, in rows.
 type Stats struct {
-	// Written is how many rows the sink took.
+	// Written is how many rows the sink took (directly or replayed).
 	Written uint64
+	// Spooled is how many rows went to the spool.
+	Spooled uint64
+	// Replayed is how many rows were written from the spool (they count in
+	// Written too).
+	Replayed uint64
 	// Retried is how many rows were sent to the sink again after a failed
 	// write (a batch of n rows retried twice counts 2n).
 	Retried uint64
 	// Fallback is how many rows went to the fallback sink.
 	Fallback uint64
-	// Dropped is how many rows were lost: queue full under [Drop], or the
-	// fallback failed too (each such loss is logged).
+	// Dropped is how many rows were lost: the queue or the spool was full,
+	// or the fallback failed too. Drops are logged.
 	Dropped uint64
 	// Queued is how many rows wait in the queue now.
 	Queued int
+	// SpoolRows is how many rows wait in the spool now.
+	SpoolRows int
+	// SpoolBytes is the size of the spool's files now.
+	SpoolBytes int64
 }
 
 // LogValue renders the counters for slog.
 func (s Stats) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.Uint64("written", s.Written), slog.Uint64("retried", s.Retried),
+		slog.Uint64("written", s.Written), slog.Uint64("spooled", s.Spooled),
+		slog.Uint64("replayed", s.Replayed), slog.Uint64("retried", s.Retried),
 		slog.Uint64("fallback", s.Fallback), slog.Uint64("dropped", s.Dropped),
-		slog.Int("queued", s.Queued))
+		slog.Int("queued", s.Queued), slog.Int("spool_rows", s.SpoolRows), slog.Int64("spool_bytes", s.SpoolBytes))
 }
 
 // Async is an [Emitter] that puts rows in a bounded queue and writes them to
-// a [Sink] from one goroutine, in batches by size and interval. A failed
-// write is retried with exponential backoff, then the batch goes to the
-// fallback sink; a tool call never fails because of the sink. Counters can
-// be read at any time with [Async.Stats].
+// a [Sink] in batches, by size and interval. A tool call never waits on the
+// sink: with a [Spool], a batch that the sink fails to take, or that is
+// ready while the sink is still busy with the previous one, goes to the
+// spool on local disk and is replayed into the sink, in order, when it
+// answers again (exactly once with an [OnceSink]). Counters can be read at
+// any time with [Async.Stats].
 //
-// Emit copies the row into a preallocated queue slot: it does not allocate.
-// Close flushes everything and stops the goroutine. Create one with
-// [NewAsync].
+// Emit copies the row into the queue; it allocates only to cut a field
+// that is over its [Limits]. Close flushes everything and stops the
+// goroutines. Create one with [NewAsync].
 type Async struct {
 	sink     Sink
+	onceSink OnceSink
+	spool    *Spool
 	cfg      AsyncConfig
-	q        *ring
-	batch    uint64
-	wake     chan struct{}
+	limits   Limits
+	q        chan queued
+	direct   chan []Record // to the writer, when it is idle and the spool is empty
+	free     chan []Record
 	closing  chan struct{}
+	dispDone chan struct{}
 	done     chan struct{}
 	runCtx   context.Context
 	abort    context.CancelFunc
@@ -112,15 +160,26 @@ type Async struct {
 	inflight atomic.Int64
 	once     sync.Once
 	closeErr error
+	waiters  sync.Pool
 
-	written, retried, fallback, dropped atomic.Uint64
+	written, spooled, replayed, retried, fallback, dropped atomic.Uint64
+	droppedLogged                                          uint64 // the dispatcher's
+	spoolFailing                                           atomic.Bool
+}
+
+type queued struct {
+	rec  Record
+	done chan struct{} // Sync: signalled once the row is durable or accounted for
 }
 
 // NewAsync starts a writer to sink. Call [Async.Close] to flush and stop
-// it. A nil sink panics.
+// it. A nil sink, or [DurabilityDisk] without a spool, panics.
 func NewAsync(sink Sink, cfg AsyncConfig) *Async {
 	if sink == nil {
 		panic("audit.NewAsync: nil sink")
+	}
+	if cfg.Durability == DurabilityDisk && cfg.Spool == nil {
+		panic("audit.NewAsync: DurabilityDisk needs AsyncConfig.Spool")
 	}
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = 8192
@@ -128,11 +187,12 @@ func NewAsync(sink Sink, cfg AsyncConfig) *Async {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 2048
 	}
-	if cfg.BatchSize > cfg.QueueSize {
-		cfg.BatchSize = cfg.QueueSize
-	}
+	cfg.BatchSize = min(cfg.BatchSize, cfg.QueueSize)
 	if cfg.FlushInterval <= 0 {
 		cfg.FlushInterval = 200 * time.Millisecond
+	}
+	if cfg.BlockTimeout <= 0 {
+		cfg.BlockTimeout = 100 * time.Millisecond
 	}
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = 5
@@ -141,13 +201,14 @@ func NewAsync(sink Sink, cfg AsyncConfig) *Async {
 		cfg.Backoff = 50 * time.Millisecond
 	}
 	if cfg.MaxBackoff <= 0 {
-		cfg.MaxBackoff = 5 * time.Second
+		cfg.MaxBackoff = 2 * time.Second
 	}
-	if cfg.MaxBackoff < cfg.Backoff {
-		cfg.MaxBackoff = cfg.Backoff
-	}
+	cfg.MaxBackoff = max(cfg.MaxBackoff, cfg.Backoff)
 	if cfg.WriteTimeout <= 0 {
-		cfg.WriteTimeout = 30 * time.Second
+		cfg.WriteTimeout = 10 * time.Second
+	}
+	if cfg.DropLogInterval <= 0 {
+		cfg.DropLogInterval = 10 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -156,76 +217,85 @@ func NewAsync(sink Sink, cfg AsyncConfig) *Async {
 		cfg.Fallback = NewSlogSink(cfg.Logger.Handler())
 	}
 	a := &Async{
-		sink:    sink,
-		cfg:     cfg,
-		q:       newRing(cfg.QueueSize),
-		batch:   uint64(cfg.BatchSize),
-		wake:    make(chan struct{}, 1),
-		closing: make(chan struct{}),
-		done:    make(chan struct{}),
+		sink:     sink,
+		spool:    cfg.Spool,
+		cfg:      cfg,
+		limits:   cfg.Limits.withDefaults(),
+		q:        make(chan queued, cfg.QueueSize),
+		direct:   make(chan []Record),
+		free:     make(chan []Record, 2),
+		closing:  make(chan struct{}),
+		dispDone: make(chan struct{}),
+		done:     make(chan struct{}),
 	}
+	if a.spool != nil {
+		a.onceSink, _ = sink.(OnceSink)
+	}
+	a.waiters.New = func() any { return make(chan struct{}, 1) }
 	a.runCtx, a.abort = context.WithCancel(context.Background())
-	go a.run()
+	go a.dispatch()
+	go a.write()
 	return a
 }
 
-// Emit enqueues r. Under [Block] it waits for room; under [Drop] it never
-// waits, and counts r as dropped when the queue is full. After Close, r goes
-// straight to the fallback sink under Block and is counted as dropped under
-// Drop.
+// Emit enqueues r, cut to the limits. Under [Drop] it never waits, and
+// counts r as dropped when the queue is full; under [Block] it waits at
+// most BlockTimeout for room. With [DurabilityDisk] it then waits until
+// the row is on disk. After Close, r goes straight to the fallback sink
+// under Block and is counted as dropped under Drop.
 func (a *Async) Emit(ctx context.Context, r Record) { a.emit(ctx, &r) }
 
 // emit is Emit without copying the row first: [Interceptor] calls it
-// directly. r does not escape: push copies it into a slot.
+// directly.
 func (a *Async) emit(ctx context.Context, r *Record) {
+	a.limits.apply(r)
+	if len(r.Arguments) > 0 {
+		// A redactor may return a slice of the request's buffer: the
+		// queued row keeps its own copy, not the call's memory.
+		r.Arguments = bytes.Clone(r.Arguments)
+	}
+	var done chan struct{}
+	if a.cfg.Durability == DurabilityDisk {
+		done = a.waiters.Get().(chan struct{})
+	}
 	a.inflight.Add(1)
 	if a.closed.Load() {
 		a.inflight.Add(-1)
+		if done != nil {
+			a.waiters.Put(done)
+		}
 		a.lateRow(ctx, *r)
 		return
 	}
-	if pos := a.q.push(r); pos != 0 {
-		if pos%a.batch == 0 {
-			a.signal() // a batch's worth arrived since the last signal
+	queuedOK := true
+	select {
+	case a.q <- queued{rec: *r, done: done}:
+	default:
+		queuedOK = a.cfg.Policy == Block && a.blockPush(r, done)
+		if !queuedOK {
+			a.dropped.Add(1)
 		}
-		a.inflight.Add(-1)
-		return
-	}
-	a.signal()
-	if a.cfg.Policy == Drop {
-		a.dropped.Add(1)
-		a.inflight.Add(-1)
-		return
-	}
-	// Block: wait for the writer to make room, yielding first, then
-	// sleeping longer and longer (up to 2ms) so that many blocked calls do
-	// not burn the CPU while the sink is down.
-	nap := 50 * time.Microsecond
-	for spin := 0; a.q.push(r) == 0; spin++ {
-		if a.runCtx.Err() != nil { // Close gave up: nobody will read the queue
-			a.inflight.Add(-1)
-			a.lateRow(ctx, *r)
-			return
-		}
-		a.signal()
-		if spin < 16 {
-			runtime.Gosched()
-			continue
-		}
-		time.Sleep(nap)
-		nap = min(2*nap, 2*time.Millisecond)
 	}
 	a.inflight.Add(-1)
+	if done != nil {
+		if queuedOK {
+			<-done
+		}
+		a.waiters.Put(done)
+	}
 }
 
-// signal wakes the writer goroutine, without waiting: a full batch is
-// ready. (The writer does not wait on the queue itself, so that an Emit
-// never pays for waking it up row by row.)
-func (a *Async) signal() {
+// blockPush waits at most BlockTimeout for room in the queue.
+func (a *Async) blockPush(r *Record, done chan struct{}) bool {
+	t := time.NewTimer(a.cfg.BlockTimeout)
+	defer t.Stop()
 	select {
-	case a.wake <- struct{}{}:
-	default:
+	case a.q <- queued{rec: *r, done: done}:
+		return true
+	case <-t.C:
+	case <-a.runCtx.Done():
 	}
+	return false
 }
 
 // lateRow handles a row emitted after Close: under Drop it is counted as
@@ -235,25 +305,33 @@ func (a *Async) lateRow(ctx context.Context, r Record) {
 		a.dropped.Add(1)
 		return
 	}
-	r.finish()
 	batch := [1]Record{r}
 	a.toFallback(context.WithoutCancel(ctx), batch[:], errors.New("the writer is closed"))
 }
 
 // Stats returns the counters now.
 func (a *Async) Stats() Stats {
-	return Stats{
-		Written: a.written.Load(), Retried: a.retried.Load(),
-		Fallback: a.fallback.Load(), Dropped: a.dropped.Load(),
-		Queued: a.q.len(),
+	st := Stats{
+		Written: a.written.Load(), Spooled: a.spooled.Load(), Replayed: a.replayed.Load(),
+		Retried: a.retried.Load(), Fallback: a.fallback.Load(), Dropped: a.dropped.Load(),
+		Queued: len(a.q),
 	}
+	if a.spool != nil {
+		st.SpoolRows, st.SpoolBytes = a.spool.Rows(), a.spool.Size()
+	}
+	return st
 }
 
-// Close stops accepting rows into the queue, writes every queued row (with
-// the usual retries and fallback), logs the counters and returns. When ctx
-// ends first, the writes in progress are cancelled, the rows left go to the
-// fallback sink, and Close returns ctx's error once that is done. Close is
-// idempotent; later calls return the first call's result.
+// Close stops accepting rows, writes every queued row to the sink (or,
+// with a spool, to the spool when the sink fails), replays what the spool
+// holds while the sink takes it, logs the counters and returns. It returns
+// within ctx's deadline: when ctx ends first, the write in progress is
+// cancelled, the rows left stay in the spool for the next start (without
+// a spool, they go to the fallback), and Close returns an error saying so.
+// With a spool and a sink that fails, Close does not wait for it: what is
+// spooled stays spooled, and Close returns once one write has failed
+// (within WriteTimeout). Close closes the spool. It is idempotent; later
+// calls return the first call's result.
 func (a *Async) Close(ctx context.Context) error {
 	a.once.Do(func() {
 		a.closed.Store(true)
@@ -261,58 +339,111 @@ func (a *Async) Close(ctx context.Context) error {
 		select {
 		case <-a.done:
 		case <-ctx.Done():
-			a.closeErr = fmt.Errorf("audit: close: %w; the rows left went to the fallback sink", ctx.Err())
 			a.abort()
 			<-a.done
+			a.closeErr = fmt.Errorf("audit: close: %w", ctx.Err())
 		}
+		<-a.dispDone
 		a.abort()
+		if a.spool != nil {
+			if n := a.spool.Rows(); n > 0 {
+				err := fmt.Errorf("audit: close: %d rows stay in the spool %q for the next start", n, a.spool.Dir())
+				a.closeErr = errors.Join(a.closeErr, err)
+			}
+			if err := a.spool.Close(); err != nil {
+				a.closeErr = errors.Join(a.closeErr, fmt.Errorf("audit: close: the spool: %w", err))
+			}
+		} else if a.closeErr != nil {
+			a.closeErr = fmt.Errorf("%w; the rows left went to the fallback sink", a.closeErr)
+		}
+		a.logDrops()
 		a.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "toolmw/audit: writer closed",
 			slog.Any("stats", a.Stats()))
 	})
 	return a.closeErr
 }
 
-func (a *Async) run() {
-	defer close(a.done)
-	batch := make([]Record, 0, a.cfg.BatchSize)
+// newBatch returns an empty batch buffer.
+func (a *Async) newBatch() []Record {
+	select {
+	case b := <-a.free:
+		return b
+	default:
+		return make([]Record, 0, a.cfg.BatchSize)
+	}
+}
+
+// recycle returns a written batch's buffer.
+func (a *Async) recycle(b []Record) {
+	clear(b) // drop references to the rows' strings and maps
+	select {
+	case a.free <- b[:0]:
+	default:
+	}
+}
+
+// dispatch takes rows from the queue into batches and hands each to the
+// writer goroutine or the spool.
+func (a *Async) dispatch() {
+	defer close(a.dispDone)
+	batch := a.newBatch()
+	var waiters []chan struct{}
+	add := func(it queued) {
+		batch = append(batch, it.rec)
+		if it.done != nil {
+			waiters = append(waiters, it.done)
+		}
+	}
 	flush := func() {
 		if len(batch) > 0 {
-			a.deliver(batch)
-			clear(batch) // drop references to the rows' strings and maps
-			batch = batch[:0]
+			a.handOff(batch, waiters)
+			batch = a.newBatch()
+			waiters = waiters[:0]
 		}
 	}
-	// drain writes what is queued now, in full batches, and the last
-	// partial batch when all is true.
-	drain := func(all bool) {
-		for {
-			n := len(batch)
-			batch = batch[:n+1]
-			if a.q.pop(&batch[n]) {
-				if len(batch) == cap(batch) {
-					flush()
-				}
-				continue
+	// fill takes what is queued now, up to a batch.
+	fill := func() {
+		for len(batch) < a.cfg.BatchSize {
+			select {
+			case it := <-a.q:
+				add(it)
+			default:
+				return
 			}
-			batch = batch[:n]
-			if all {
-				flush()
-			}
-			return
 		}
 	}
+	disk := a.cfg.Durability == DurabilityDisk
 	tick := time.NewTicker(a.cfg.FlushInterval)
 	defer tick.Stop()
+	logTick := time.NewTicker(a.cfg.DropLogInterval)
+	defer logTick.Stop()
+	syncTick := time.NewTicker(time.Second) // spooled batches reach the disk within a second
+	defer syncTick.Stop()
 	for {
 		select {
-		case <-a.wake:
-			drain(false)
+		case it := <-a.q:
+			add(it)
+			fill()
+			if disk || len(batch) >= a.cfg.BatchSize {
+				flush() // DurabilityDisk: group commit of what is queued now
+			}
 		case <-tick.C:
-			drain(true)
+			fill()
+			flush()
+		case <-logTick.C:
+			a.logDrops()
+		case <-syncTick.C:
+			if a.spool != nil && !disk {
+				if err := a.spool.sync(); err != nil {
+					a.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool fsync failed",
+						slog.String("error", err.Error()))
+				}
+			}
 		case <-a.closing:
 			for {
-				drain(true)
-				if a.inflight.Load() == 0 && a.q.len() == 0 {
+				fill()
+				flush()
+				if a.inflight.Load() == 0 && len(a.q) == 0 {
 					return
 				}
 				time.Sleep(50 * time.Microsecond) // an Emit is between its check and its send
@@ -321,12 +452,196 @@ func (a *Async) run() {
 	}
 }
 
-// deliver writes batch to the sink with retries, then to the fallback.
-func (a *Async) deliver(batch []Record) {
-	for i := range batch {
-		batch[i].finish()
+// logDrops reports the rows dropped since the last report. The dispatcher
+// calls it once per DropLogInterval, and Close once at the end.
+func (a *Async) logDrops() {
+	d := a.dropped.Load()
+	if d == a.droppedLogged {
+		return
 	}
+	a.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: AUDIT ROWS DROPPED",
+		slog.Uint64("rows", d-a.droppedLogged), slog.Uint64("total", d),
+		slog.String("why", "the queue or the spool was full; see Stats"))
+	a.droppedLogged = d
+}
+
+// handOff sends a full or timed-out batch on: to the writer when it is
+// idle and nothing is spooled, else to the spool. Without a spool it waits
+// for the writer.
+func (a *Async) handOff(batch []Record, waiters []chan struct{}) {
+	if a.spool == nil {
+		select {
+		case a.direct <- batch:
+		case <-a.runCtx.Done(): // Close gave up: nobody writes any more
+			a.toFallback(context.Background(), batch, a.runCtx.Err())
+		}
+		return
+	}
+	if a.cfg.Durability != DurabilityDisk && a.spool.empty() {
+		select {
+		case a.direct <- batch:
+			return
+		default: // the writer is busy: the sink is slower than the calls
+		}
+	}
+	id, err := a.spool.nextID()
+	if err == nil {
+		err = a.spool.add(id, batch, a.cfg.Durability == DurabilityDisk)
+	}
+	a.spooledOrLost(batch, err)
+	for _, w := range waiters {
+		w <- struct{}{}
+	}
+}
+
+// spooledOrLost accounts for a batch given to the spool: spooled, dropped
+// (the spool is full) or sent to the fallback (the spool failed).
+func (a *Async) spooledOrLost(batch []Record, err error) {
 	n := uint64(len(batch))
+	switch {
+	case err == nil:
+		a.spooled.Add(n)
+		if a.spoolFailing.Swap(false) {
+			a.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "toolmw/audit: the spool takes rows again")
+		}
+	case errors.Is(err, ErrSpoolFull):
+		a.dropped.Add(n)
+	default:
+		if !a.spoolFailing.Swap(true) {
+			a.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: the spool failed",
+				slog.String("error", err.Error()))
+		}
+		a.toFallback(context.Background(), batch, err)
+	}
+}
+
+// write is the writer goroutine: it replays the spool, oldest batch first,
+// and writes the batches handed to it directly.
+func (a *Async) write() {
+	defer close(a.done)
+	closing := false
+	wrote := 0
+	for {
+		if a.spool != nil {
+			e, recs, ok, err := a.spool.peek()
+			if err != nil {
+				a.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: a spooled batch cannot be read; it is skipped",
+					slog.Int("rows", e.rows), slog.String("error", err.Error()))
+				a.dropped.Add(uint64(e.rows))
+				_ = a.spool.ack(e)
+				continue
+			}
+			if ok {
+				if !a.replay(e, recs, closing) {
+					return // Close gave up, or the sink failed during Close: the rest stays spooled
+				}
+				if wrote++; wrote%256 == 0 || a.spool.empty() {
+					a.forget()
+				}
+				continue
+			}
+		}
+		var notify chan struct{}
+		if a.spool != nil {
+			notify = a.spool.notify
+		}
+		dispDone := a.dispDone
+		if closing {
+			dispDone = nil
+		}
+		select {
+		case b := <-a.direct:
+			a.writeDirect(b)
+			if wrote++; wrote%256 == 0 {
+				a.forget()
+			}
+		case <-notify:
+		case <-dispDone:
+			closing = true // the dispatcher sends nothing more
+		}
+		if closing && (a.spool == nil || a.spool.empty()) {
+			select {
+			case b := <-a.direct: // cannot happen once the dispatcher is done; kept for safety
+				a.writeDirect(b)
+				continue
+			default:
+			}
+			return
+		}
+	}
+}
+
+// replay writes a spooled batch, retrying until the sink takes it (or,
+// during Close, once). It reports whether the batch was written.
+func (a *Async) replay(e *entry, recs []Record, closing bool) bool {
+	n := uint64(len(recs))
+	wait := a.cfg.Backoff
+	for attempt := 0; ; attempt++ {
+		err := a.writeOnce(BatchID{Spool: a.spool.ID(), Seq: e.seq}, recs)
+		if err == nil {
+			a.written.Add(n)
+			a.replayed.Add(n)
+			if err := a.spool.ack(e); err != nil {
+				a.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool", slog.String("error", err.Error()))
+			}
+			if attempt > 0 {
+				a.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "toolmw/audit: the sink answers again; replaying the spool",
+					slog.Int("spool_rows", a.spool.Rows()))
+			}
+			return true
+		}
+		if a.runCtx.Err() != nil || closing {
+			return false
+		}
+		if attempt == 0 {
+			a.cfg.Logger.LogAttrs(context.Background(), slog.LevelWarn, "toolmw/audit: sink write failed; rows stay in the spool and are retried",
+				slog.Int("rows", len(recs)), slog.Int("spool_rows", a.spool.Rows()), slog.String("error", err.Error()))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-a.runCtx.Done():
+			t.Stop()
+			return false
+		case <-a.dispDone: // Close: one more attempt, then the batch stays spooled for the next start
+			t.Stop()
+			closing = true
+		}
+		a.retried.Add(n)
+		wait = min(2*wait, a.cfg.MaxBackoff)
+	}
+}
+
+// writeOnce makes one attempt, bounded by WriteTimeout.
+func (a *Async) writeOnce(id BatchID, batch []Record) error {
+	ctx, cancel := context.WithTimeout(a.runCtx, a.cfg.WriteTimeout)
+	defer cancel()
+	if a.onceSink != nil {
+		return safeCall(func() error { return a.onceSink.WriteBatchOnce(ctx, id, batch) })
+	}
+	return safeWrite(ctx, a.sink, batch)
+}
+
+// writeDirect writes a batch handed over by the dispatcher. With a spool,
+// one attempt, and the batch is spooled if it fails; without, retries and
+// then the fallback.
+func (a *Async) writeDirect(batch []Record) {
+	n := uint64(len(batch))
+	if a.spool != nil {
+		id, err := a.spool.nextID()
+		if err == nil {
+			if err = a.writeOnce(id, batch); err == nil {
+				a.written.Add(n)
+				a.recycle(batch)
+				return
+			}
+			a.cfg.Logger.LogAttrs(context.Background(), slog.LevelWarn, "toolmw/audit: sink write failed; the batch goes to the spool",
+				slog.Int("rows", len(batch)), slog.String("error", err.Error()))
+			err = a.spool.add(id, batch, false)
+		}
+		a.spooledOrLost(batch, err) // the spool keeps the buffer
+		return
+	}
 	wait := a.cfg.Backoff
 	var err error
 	for attempt := 0; a.runCtx.Err() == nil; attempt++ {
@@ -335,6 +650,7 @@ func (a *Async) deliver(batch []Record) {
 		cancel()
 		if err == nil {
 			a.written.Add(n)
+			a.recycle(batch)
 			return
 		}
 		if a.cfg.MaxRetries >= 0 && attempt >= a.cfg.MaxRetries {
@@ -360,6 +676,17 @@ func (a *Async) deliver(batch []Record) {
 		err = a.runCtx.Err()
 	}
 	a.toFallback(context.Background(), batch, err)
+	a.recycle(batch)
+}
+
+// forget lets the sink's ledger drop the ids the spool will not send again.
+func (a *Async) forget() {
+	if a.onceSink == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(a.runCtx, a.cfg.WriteTimeout)
+	defer cancel()
+	_ = safeCall(func() error { return a.onceSink.ForgetBatches(ctx, a.spool.ID(), a.spool.lowWater()) })
 }
 
 func (a *Async) toFallback(ctx context.Context, batch []Record, cause error) {
@@ -376,11 +703,16 @@ func (a *Async) toFallback(ctx context.Context, batch []Record, cause error) {
 }
 
 // safeWrite calls s.WriteBatch, turning a panic into an error.
-func safeWrite(ctx context.Context, s Sink, batch []Record) (err error) {
+func safeWrite(ctx context.Context, s Sink, batch []Record) error {
+	return safeCall(func() error { return s.WriteBatch(ctx, batch) })
+}
+
+// safeCall calls f, turning a panic into an error.
+func safeCall(f func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("audit: sink panicked: %v", v)
 		}
 	}()
-	return s.WriteBatch(ctx, batch)
+	return f()
 }

@@ -29,9 +29,11 @@
 //
 //	store, err := sqlstore.OpenSQLite(ctx, "/var/lib/app/audit.db", sqlstore.Options{})
 //	if err != nil { return err }
-//	w := audit.NewAsync(store, audit.AsyncConfig{Policy: audit.Drop})
+//	spool, err := audit.OpenSpool("/var/lib/app/audit.spool", audit.SpoolConfig{})
+//	if err != nil { return err }
+//	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool})
 //	defer store.Close()
-//	defer w.Close(context.Background()) // runs first: flushes into the store
+//	defer w.Close(ctx) // runs first: flushes into the store, or leaves the rest in the spool
 //	chain := middleware.New(
 //		audit.Interceptor(w),          // outermost: sees panics, timeouts, guards
 //		middleware.Diagnostics(report),
@@ -43,14 +45,24 @@
 //
 // [Interceptor] and [HTTP] hand rows to an [Emitter]. [*Async] is the usual
 // one: a bounded queue in front of any [Sink], written in batches by size
-// and interval from one goroutine, with retries, backoff and a fallback sink,
-// and a choice of [Block] or [Drop] when the queue is full. Emit does not
-// allocate. [SlogSink] writes rows as slog records with typed attributes,
-// through any slog.Handler (compose several with github.com/samber/slog-multi;
-// do not use its Pool, which races at v1.7.1). The SQL store lives in
-// package audit/sqlstore, so importing audit builds no database driver.
+// and interval from its own goroutines; rows are cut to [Limits] first.
+// With a [Spool] (recommended), a batch the sink fails to take, or that is
+// ready while the sink is busy, goes to checksummed segment files on local
+// disk and is replayed into the sink, oldest first, when it answers again:
+// exactly once into an [OnceSink] such as the SQL store, whose ledger of
+// batch ids is written in the same transaction as the rows. [SlogSink]
+// writes rows as slog records with typed attributes, through any
+// slog.Handler (compose several with github.com/samber/slog-multi; do not
+// use its Pool, which races at v1.7.1). The SQL store lives in package
+// audit/sqlstore, so importing audit builds no database driver.
 //
-// A sink that fails never fails the tool call: the row is retried, then goes
-// to the fallback sink, or, under Drop with a full queue, is counted as
-// dropped; the counters ([Async.Stats]) are logged on Close.
+// A sink that fails never fails or delays the tool call. By default
+// ([Drop], [DurabilityMemory]) Emit never waits: a row that finds the queue
+// full, or (with a spool) the spool full, is counted as dropped and
+// logged. [Block] waits at most [AsyncConfig.BlockTimeout] for room;
+// [DurabilityDisk] waits until the row is fsync'd in the spool (one fsync
+// for the calls queued together). Without a spool a failed batch is
+// retried and then goes to the fallback sink; with one, the fallback
+// receives only what the spool itself failed to take. The counters
+// ([Async.Stats]) are logged on Close.
 package audit

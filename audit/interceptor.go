@@ -41,8 +41,9 @@ func WithArguments(redact Redactor) Option {
 }
 
 // WithoutClientMeta leaves the client's _meta out of rows. By default it is
-// recorded (untrusted, minus the protocol's own keys), which costs a copy of
-// the map, on the call, when the _meta has keys of its own.
+// recorded (untrusted, minus the protocol's own keys, cut to
+// [Limits.ClientMeta] by [Async]), which costs a copy of the map on calls
+// whose _meta has keys of its own.
 func WithoutClientMeta() Option {
 	return func(c *config) { c.noMeta = true }
 }
@@ -125,8 +126,8 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			r.TraceID, r.SpanID = ref.HexIDs()
 		}
 		if !c.noMeta {
-			// A copy without the reserved keys, nil without allocating:
-			// the row holds no reference to the call.
+			// A copy without the reserved keys, nil without allocating: the
+			// row holds no reference to the call (Async bounds its size).
 			r.ClientMeta = info.Details.Meta()
 		}
 		if c.redact != nil && len(info.Request.Arguments) > 0 {

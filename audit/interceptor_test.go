@@ -539,15 +539,15 @@ func TestOutcomesClosedSet(t *testing.T) {
 	assert.False(t, audit.Outcome("weird").Valid())
 }
 
-// TestClientMetaThroughAsync checks the rows whose _meta the Async writer,
-// not the call, copies: the client's own keys only, in a copy of the
-// request's map; none with WithoutClientMeta; and the same for a row that
-// reaches the fallback after Close.
+// TestClientMetaThroughAsync checks the rows' _meta through an Async: the
+// client's own keys only, in a copy of the request's map; none with
+// WithoutClientMeta; and the same for a row that reaches the fallback after
+// Close (under Block).
 func TestClientMetaThroughAsync(t *testing.T) {
 	for _, noMeta := range []bool{false, true} {
 		t.Run(fmt.Sprintf("without-client-meta=%v", noMeta), func(t *testing.T) {
 			sink, fallback := &memSink{}, &memSink{}
-			w := audit.NewAsync(sink, audit.AsyncConfig{Fallback: fallback, Logger: discardLogger(nil)})
+			w := audit.NewAsync(sink, audit.AsyncConfig{Policy: audit.Block, Fallback: fallback, Logger: discardLogger(nil)})
 			var opts []audit.Option
 			if noMeta {
 				opts = append(opts, audit.WithoutClientMeta())

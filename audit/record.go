@@ -96,9 +96,11 @@ func outcomeOf(code errs.Code, scrubbed bool, cause error) Outcome {
 // client-supplied _meta, untrusted, without the protocol's own
 // "io.modelcontextprotocol/" keys.
 //
-// A Record is a plain value: the interceptor builds it without allocating
-// on a successful call, and sinks must not keep references into it after
-// they return.
+// A Record is a plain value that holds no reference to its call: the
+// interceptor copies what the row needs (the client's own _meta keys) on
+// the call, so a queued row pins neither the arguments nor the result nor
+// the SDK's request. Client-supplied fields are cut to [Limits] by
+// [Async]. Sinks must not keep references into a row after they return.
 type Record struct {
 	// Time is when the call or request started.
 	Time time.Time
@@ -149,19 +151,6 @@ type Record struct {
 	// recording span: join the row with its trace on them. Empty otherwise.
 	TraceID string
 	SpanID  string
-
-	// call, when set, is the call whose ClientMeta the [Async] writer
-	// fills in before the row reaches a sink: [Interceptor] leaves the copy
-	// of the client's _meta off the call's path.
-	call toolctx.Details
-}
-
-// finish fills what the interceptor left to the writer.
-func (r *Record) finish() {
-	if !r.call.IsZero() {
-		r.ClientMeta = r.call.Meta()
-		r.call = toolctx.Details{}
-	}
 }
 
 // Failed reports whether the row describes a failure.

@@ -104,7 +104,7 @@ func BenchmarkAudit(b *testing.B) {
 		b.Run(st.name+"/throughput", func(b *testing.B) {
 			s := st.open(b)
 			rows := auditRows(4096)
-			w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: storeBatch, Logger: discardLogger(), Fallback: discardSink})
+			w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: storeBatch, Policy: audit.Block, BlockTimeout: time.Minute, Logger: discardLogger(), Fallback: discardSink})
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()

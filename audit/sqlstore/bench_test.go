@@ -27,11 +27,13 @@ func benchRows(n int) []audit.Record {
 }
 
 // benchThroughput pushes b.N rows through an Async writer (Block policy,
+// waiting up to a minute, so that every row is written;
 // batches of batchSize) into the store and reports rows/s.
 func benchThroughput(b *testing.B, bk backend, batchSize int) {
 	s, _ := bk.open(b)
 	rows := benchRows(4096)
-	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 4 * batchSize, BatchSize: batchSize, FlushInterval: 50 * time.Millisecond, Logger: quiet()})
+	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 4 * batchSize, BatchSize: batchSize, FlushInterval: 50 * time.Millisecond,
+		Policy: audit.Block, BlockTimeout: time.Minute, Logger: quiet()})
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -9,7 +9,7 @@
 //
 // The table ([Options.Table], default "toolmw_audit") is created on open,
 // with an index on time (SQLite) or on time and on (tool, time)
-// (PostgreSQL), and its layout version is
+// (PostgreSQL) and a partial index on call_id (PostgreSQL), and its layout version is
 // kept in "<table>_schema". Opening is idempotent; a table written by a
 // newer toolmw is refused with [ErrNewerSchema]. SQLite runs in WAL mode
 // with synchronous=NORMAL, checkpointing every 8,000 pages; PostgreSQL takes an advisory lock while it
@@ -17,9 +17,14 @@
 //
 // Each batch is one transaction: SQLite uses a prepared one-row INSERT with
 // every value bound, executed once per row on the driver's connection;
-// PostgreSQL one COPY. Put the store behind [audit.NewAsync]:
-// a failed batch is retried whole and then goes to the fallback sink, and a
-// tool call never waits for the database.
+// PostgreSQL one COPY. Put the store behind [audit.NewAsync] with an
+// [audit.Spool]: a batch the database fails to take waits in the spool and
+// is replayed when it answers again, and a tool call never waits for the
+// database. The store is an [audit.OnceSink]: [Store.WriteBatchOnce]
+// records the batch's id in the ledger table "<table>_batches" in the same
+// transaction as the rows, so that a replayed batch is written exactly
+// once; [Store.ForgetBatches] trims the ledger to what the spool may still
+// send.
 //
 // Columns: id, ts (SQLite: Unix nanoseconds; PostgreSQL: timestamptz), kind,
 // call_id, request_id, session_id, transport, tool, subject, outcome, code,

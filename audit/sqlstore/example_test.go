@@ -28,7 +28,11 @@ func Example() {
 		log.Fatal(err) // names the problem: missing directory, read-only, newer schema...
 	}
 	defer store.Close()
-	w := audit.NewAsync(store, audit.AsyncConfig{Policy: audit.Drop}) // a call never waits on the disk
+	spool, err := audit.OpenSpool(filepath.Join(dir, "audit.spool"), audit.SpoolConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool}) // a call never waits on the database
 
 	chain := middleware.New(
 		audit.Interceptor(w),

@@ -78,7 +78,7 @@ func pgBackend() backend {
 			_ = s.Close()
 			ctx := context.Background()
 			if c, err := pgx.Connect(ctx, dsn); err == nil {
-				_, _ = c.Exec(ctx, "DROP TABLE IF EXISTS "+table+", "+table+"_schema")
+				_, _ = c.Exec(ctx, "DROP TABLE IF EXISTS "+table+", "+table+"_schema, "+table+"_batches")
 				_ = c.Close(ctx)
 			}
 		})

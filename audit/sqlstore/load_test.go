@@ -3,8 +3,6 @@ package sqlstore_test
 import (
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -103,7 +101,7 @@ func TestConcurrentCallsLoseNothing(t *testing.T) {
 			s, raw := b.open(t)
 			fb := &countSink{}
 			w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 16384, BatchSize: 1000, FlushInterval: 20 * time.Millisecond,
-				Fallback: fb, Logger: quiet()})
+				Policy: audit.Block, BlockTimeout: time.Minute, Fallback: fb, Logger: quiet()})
 			start := time.Now()
 			counts := runLoad(t, w, loadGoroutines, calls)
 			t.Logf("%s: %d calls in %v; %+v", b.name, loadGoroutines*calls, time.Since(start), w.Stats())
@@ -133,78 +131,6 @@ type countSink struct{ n atomic.Int64 }
 func (c *countSink) WriteBatch(_ context.Context, b []audit.Record) error {
 	c.n.Add(int64(len(b)))
 	return nil
-}
-
-// TestPostgresStoppedAndStartedLosesNothing stops the real server in the
-// middle of a run and starts it again: under Block every row reaches the
-// table.
-func TestPostgresStoppedAndStartedLosesNothing(t *testing.T) {
-	ctl := os.Getenv("TOOLMW_TEST_PG_CTL")
-	if ctl == "" {
-		pgDSN(t)
-		t.Skip("TOOLMW_TEST_PG_CTL is not set")
-	}
-	s, raw := pgBackend().open(t)
-	fb := &countSink{}
-	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 2048, BatchSize: 256, FlushInterval: 10 * time.Millisecond,
-		Policy: audit.Block, MaxRetries: -1, Backoff: 20 * time.Millisecond, MaxBackoff: 500 * time.Millisecond,
-		WriteTimeout: 5 * time.Second, Fallback: fb, Logger: quiet()})
-
-	pgctl := func(cmd string) {
-		out, err := exec.Command(ctl, cmd).CombinedOutput()
-		require.NoError(t, err, "%s %s: %s", ctl, cmd, out)
-	}
-	started := true
-	defer func() {
-		if !started { // never leave the server stopped
-			_ = exec.Command(ctl, "start").Run()
-		}
-	}()
-
-	var wg sync.WaitGroup
-	var calls atomic.Int64
-	stop := make(chan struct{})
-	h, err := middleware.New(audit.Interceptor(w), middleware.Recover).ThenFunc(mixedHandler)
-	require.NoError(t, err)
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				h.CallTool(context.Background(), &toolctx.Request{Tool: loadTools[i%3], CallID: toolctx.NewCallID()})
-				calls.Add(1)
-				if i%50 == 0 {
-					time.Sleep(time.Millisecond)
-				}
-			}
-		}()
-	}
-	time.Sleep(300 * time.Millisecond)
-	before := w.Stats().Written
-	started = false
-	pgctl("stop")
-	time.Sleep(time.Second)
-	pgctl("start")
-	started = true
-	time.Sleep(500 * time.Millisecond)
-	close(stop)
-	wg.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, w.Close(ctx))
-	st := w.Stats()
-	t.Logf("calls %d, written before the stop %d, stats %+v", calls.Load(), before, st)
-	assert.NotZero(t, st.Retried, "the writes failed while the server was down")
-	assert.Zero(t, st.Fallback)
-	assert.Zero(t, st.Dropped)
-	assert.Equal(t, uint64(calls.Load()), st.Written)
-	assert.Equal(t, calls.Load(), raw(t, "SELECT COUNT(*) FROM "+s.Table()))
-	assert.Equal(t, calls.Load(), raw(t, "SELECT COUNT(DISTINCT call_id) FROM "+s.Table()))
 }
 
 func sqlQuery(tool string, o audit.Outcome) sqlstore.Query {

@@ -42,7 +42,7 @@ func BenchmarkQueryPostgres(b *testing.B) {
 	require.NoError(b, err, "connect")
 	b.Cleanup(func() {
 		_ = s.Close()
-		_, _ = c.Exec(ctx, "DROP TABLE IF EXISTS "+table+", "+table+"_schema")
+		_, _ = c.Exec(ctx, "DROP TABLE IF EXISTS "+table+", "+table+"_schema, "+table+"_batches")
 		_ = c.Close(ctx)
 	})
 	// Rows spread evenly over the 30 days before now, oldest first.

@@ -123,13 +123,40 @@ func (s *Store) initSQLite(ctx context.Context) error {
 	if err := tx.QueryRowContext(ctx, `SELECT MAX(version) FROM `+t+`_schema`).Scan(&version); err != nil {
 		return fmt.Errorf("cannot read the schema version: %w", err)
 	}
+	var stmts []string
 	switch {
 	case version.Valid && version.Int64 > SchemaVersion:
 		return newerSchema(t, int(version.Int64))
 	case version.Valid && version.Int64 == SchemaVersion:
 		return tx.Commit()
+	case version.Valid: // version 1: add the ledger
+		stmts = sqliteV2(t)
+	default:
+		stmts = append(sqliteV1(t), sqliteV2(t)...)
 	}
-	stmts := []string{
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("cannot create the audit table: %w", readOnly(err))
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("cannot commit the schema: %w", readOnly(err))
+	}
+	return nil
+}
+
+// sqliteV2 upgrades a version-1 table to version 2: the ledger of batches
+// written from a spool.
+func sqliteV2(t string) []string {
+	return []string{
+		`CREATE TABLE IF NOT EXISTS ` + t + `_batches (spool TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (spool, seq)) WITHOUT ROWID`,
+		`INSERT INTO ` + t + `_schema (version) VALUES (2)`,
+	}
+}
+
+// sqliteV1 creates the version-1 table.
+func sqliteV1(t string) []string {
+	return []string{
 		`CREATE TABLE IF NOT EXISTS ` + t + ` (
 			id INTEGER PRIMARY KEY,
 			ts INTEGER NOT NULL,
@@ -152,18 +179,8 @@ func (s *Store) initSQLite(ctx context.Context) error {
 			status INTEGER NOT NULL DEFAULT 0
 		)`,
 		`CREATE INDEX IF NOT EXISTS ` + t + `_ts ON ` + t + ` (ts)`,
-
 		`INSERT INTO ` + t + `_schema (version) VALUES (1)`,
 	}
-	for _, q := range stmts {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("cannot create the audit table: %w", readOnly(err))
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("cannot commit the schema: %w", readOnly(err))
-	}
-	return nil
 }
 
 // readOnly makes SQLite's read-only and disk-full errors say so plainly.
@@ -246,7 +263,7 @@ func setSQLiteArgs(args []driver.NamedValue, r *audit.Record) error {
 // (database/sql's per-call argument conversion and locking cost as much as
 // the insert). Every value is a bound parameter: nothing from the record
 // is ever part of the SQL text.
-func (s *Store) writeSQLite(ctx context.Context, batch []audit.Record) error {
+func (s *Store) writeSQLiteOnce(ctx context.Context, id *audit.BatchID, batch []audit.Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -257,10 +274,10 @@ func (s *Store) writeSQLite(ctx context.Context, batch []audit.Record) error {
 		return fmt.Errorf("sqlstore: sqlite: begin: %w", readOnly(err))
 	}
 	defer conn.Close()
-	return conn.Raw(func(dc any) error { return s.writeSQLiteConn(ctx, dc, batch) })
+	return conn.Raw(func(dc any) error { return s.writeSQLiteConn(ctx, dc, id, batch) })
 }
 
-func (s *Store) writeSQLiteConn(ctx context.Context, dc any, batch []audit.Record) (err error) {
+func (s *Store) writeSQLiteConn(ctx context.Context, dc any, id *audit.BatchID, batch []audit.Record) (err error) {
 	bt, ok1 := dc.(driver.ConnBeginTx)
 	pc, ok2 := dc.(driver.ConnPrepareContext)
 	if !ok1 || !ok2 {
@@ -279,6 +296,16 @@ func (s *Store) writeSQLiteConn(ctx context.Context, dc any, batch []audit.Recor
 	// starts a goroutine per statement to watch one. ctx is checked between
 	// statements instead, and bounds BEGIN (the busy wait).
 	stmtCtx := context.WithoutCancel(ctx)
+	if id != nil {
+		seen, err := s.ledgerSQLite(stmtCtx, pc, id)
+		if err != nil {
+			return err
+		}
+		if seen {
+			_ = tx.Rollback()
+			return nil
+		}
+	}
 	ncol := len(columns)
 	for len(batch) > 0 {
 		n := min(len(batch), sqliteChunk)
@@ -329,6 +356,28 @@ func (s *Store) writeSQLiteConn(ctx context.Context, dc any, batch []audit.Recor
 		return fmt.Errorf("sqlstore: sqlite: commit: %w", readOnly(err))
 	}
 	return nil
+}
+
+// ledgerSQLite records id in the ledger; seen is true when it was there.
+func (s *Store) ledgerSQLite(ctx context.Context, pc driver.ConnPrepareContext, id *audit.BatchID) (seen bool, err error) {
+	st, err := pc.PrepareContext(ctx, "INSERT INTO "+s.table+"_batches (spool, seq) VALUES (?, ?) ON CONFLICT DO NOTHING")
+	if err != nil {
+		return false, fmt.Errorf("sqlstore: sqlite: ledger: %w", readOnly(err))
+	}
+	defer st.Close()
+	ex, ok := st.(driver.StmtExecContext)
+	if !ok {
+		return false, fmt.Errorf("sqlstore: sqlite: the driver statement %T cannot execute with a context", st)
+	}
+	res, err := ex.ExecContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: id.Spool}, {Ordinal: 2, Value: int64(id.Seq)}})
+	if err != nil {
+		return false, fmt.Errorf("sqlstore: sqlite: ledger: %w", readOnly(err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("sqlstore: sqlite: ledger: %w", err)
+	}
+	return n == 0, nil
 }
 
 const selectColumns = "ts, kind, call_id, request_id, session_id, transport, tool, subject, outcome, code, message, detail, duration_ns, client_meta, arguments, method, path, status"

@@ -19,8 +19,10 @@ import (
 )
 
 // SchemaVersion is the version of the table layout this package writes. It
-// is stored in the table "<table>_schema" and checked on open.
-const SchemaVersion = 1
+// is stored in the table "<table>_schema" and checked on open. Version 2
+// added the ledger "<table>_batches" (and, on PostgreSQL, the index on
+// call_id); a version-1 table is upgraded when a writer opens it.
+const SchemaVersion = 2
 
 // DefaultTable is the table rows go to when [Options.Table] is empty.
 const DefaultTable = "toolmw_audit"
@@ -174,6 +176,7 @@ func (q Query) where(ph func(int) string, ts func(time.Time) any) (string, []any
 	}
 	if q.CallID != "" {
 		add("call_id = ?", q.CallID)
+		conds = append(conds, "call_id <> ''") // PostgreSQL's partial index on call_id has this predicate
 	}
 	if len(conds) == 0 {
 		return "", nil
@@ -244,10 +247,49 @@ func (s *Store) WriteBatch(ctx context.Context, batch []audit.Record) error {
 		return nil
 	}
 	if s.dialect == postgres {
-		return s.writePostgres(ctx, batch)
+		return s.writePostgresOnce(ctx, nil, batch)
 	}
-	return s.writeSQLite(ctx, batch)
+	return s.writeSQLiteOnce(ctx, nil, batch)
 }
+
+// WriteBatchOnce writes batch and records id in the ledger table
+// "<table>_batches", in one transaction; when id is there already, the
+// batch was written before and nothing is done. It makes the store an
+// [audit.OnceSink]: a batch replayed from an [audit.Spool] after a crash,
+// or after a write whose commit looked failed, is written exactly once.
+func (s *Store) WriteBatchOnce(ctx context.Context, id audit.BatchID, batch []audit.Record) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	if s.dialect == postgres {
+		return s.writePostgresOnce(ctx, &id, batch)
+	}
+	return s.writeSQLiteOnce(ctx, &id, batch)
+}
+
+// ForgetBatches deletes the ledger's ids of spool below seq: the spool will
+// not send those batches again. The ledger holds, per spool, only the
+// batches that spool may still replay.
+func (s *Store) ForgetBatches(ctx context.Context, spool string, below uint64) error {
+	q := "DELETE FROM " + s.table + "_batches WHERE spool = $1 AND seq < $2"
+	if s.dialect == postgres {
+		if _, err := s.pool.Exec(ctx, q, spool, int64(below)); err != nil {
+			return fmt.Errorf("sqlstore: postgres: forget batches: %w", err)
+		}
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	if _, err := s.db.ExecContext(ctx, strings.NewReplacer("$1", "?", "$2", "?").Replace(q), spool, int64(below)); err != nil {
+		return fmt.Errorf("sqlstore: sqlite: forget batches: %w", err)
+	}
+	return nil
+}
+
+var _ audit.OnceSink = (*Store)(nil)
 
 // Count returns how many rows q selects, ignoring q.Limit.
 func (s *Store) Count(ctx context.Context, q Query) (int64, error) {

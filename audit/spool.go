@@ -1,0 +1,564 @@
+package audit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// BatchID names one batch of rows for [OnceSink]: the id of the [Spool]
+// that numbered it, and its number there. Numbers are never reused by a
+// spool directory, across restarts too.
+type BatchID struct {
+	// Spool is the spool's id ([Spool.ID]).
+	Spool string
+	// Seq is the batch's number in that spool.
+	Seq uint64
+}
+
+// OnceSink is a [Sink] that can write a batch at most once per [BatchID]:
+// it records the id in a ledger in the same transaction as the rows, and a
+// batch whose id is already there is skipped (and reported written). With
+// a [Spool], [Async] writes every batch through it, so that a batch that
+// was written but whose write looked failed (the connection broke during
+// the commit), or that was replayed by a process killed before it could
+// forget the batch, is not written twice. The SQL store in audit/sqlstore
+// is one.
+type OnceSink interface {
+	Sink
+	// WriteBatchOnce writes batch and records id in one transaction, or
+	// does nothing when id is recorded already.
+	WriteBatchOnce(ctx context.Context, id BatchID, batch []Record) error
+	// ForgetBatches removes the ledger's ids of spool below seq: the spool
+	// will never send them again.
+	ForgetBatches(ctx context.Context, spool string, below uint64) error
+}
+
+// SpoolConfig configures [OpenSpool]. The zero value gives the defaults.
+type SpoolConfig struct {
+	// MaxBytes bounds the spool's files on disk. When a batch does not
+	// fit, its rows are counted as dropped and logged, and the call is
+	// answered as usual. Default 256 MiB.
+	MaxBytes int64
+	// SegmentBytes is the size at which the spool starts a new file; a file
+	// is deleted once all its batches are in the store. Default 4 MiB, at
+	// most MaxBytes/4.
+	SegmentBytes int64
+	// Logger reports what the spool found on open (a torn or corrupt
+	// file). Default slog.Default().
+	Logger *slog.Logger
+}
+
+// ErrSpoolFull is returned (wrapped) when a batch does not fit in the
+// spool's MaxBytes or on its disk.
+var ErrSpoolFull = errors.New("the audit spool is full")
+
+// Spool is a durable local queue of batches on disk, in one directory:
+// append-only segment files of checksummed frames. [Async] puts batches in
+// it when the store fails or is slow (or, with [Sync] durability, every
+// batch), and replays them into the store, oldest first, when it answers
+// again. Open one with [OpenSpool] and pass it in [AsyncConfig.Spool]; the
+// Async owns it from then on and closes it. Rows in the spool when the
+// process stops are replayed by the next one that opens the directory.
+//
+// One process at a time may open a directory (a lock file says so).
+type Spool struct {
+	dir      string
+	id       string
+	maxBytes int64
+	segBytes int64
+	logger   *slog.Logger
+	lock     *os.File
+
+	mu       sync.Mutex
+	segs     []*segment // oldest first; the last may be the one being written
+	cur      *os.File   // the last segment, open for appending; nil before the first append
+	pending  []*entry   // not yet acknowledged, oldest first
+	size     int64      // bytes on disk
+	rows     int        // rows in pending
+	cached   int        // rows held decoded in memory
+	cacheMax int
+	next     uint64 // the next batch number
+	ceiling  uint64 // numbers below this are reserved on disk
+	dirty    bool   // appended since the last fsync
+	closed   bool
+	notify   chan struct{}
+}
+
+type segment struct {
+	num     uint64
+	size    int64
+	minSeq  uint64
+	pending int
+}
+
+type entry struct {
+	seg  *segment
+	off  int64
+	n    int // frame length
+	seq  uint64
+	rows int
+	recs []Record // decoded, or nil to read from disk
+}
+
+const (
+	frameMagic  = "TMS1"
+	frameHeader = 4 + 4 + 4 + 8 // magic, payload length, CRC-32C of seq and payload, seq
+	seqReserve  = 1 << 16
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// OpenSpool opens the spool in dir, creating the directory if needed, and
+// reads what a previous process left there. It fails at once, with an
+// error naming the directory, when the directory cannot be created or
+// written or another process holds it.
+func OpenSpool(dir string, cfg SpoolConfig) (*Spool, error) {
+	if dir == "" {
+		return nil, errors.New("audit: spool: the directory is empty")
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = 256 << 20
+	}
+	if cfg.SegmentBytes <= 0 {
+		cfg.SegmentBytes = 4 << 20
+	}
+	cfg.SegmentBytes = max(min(cfg.SegmentBytes, cfg.MaxBytes/4), 4096)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("audit: spool %q: cannot create the directory: %w (pass a writable directory)", dir, err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit: spool %q: the directory is not writable: %w (pass a writable directory)", dir, err)
+	}
+	if err := lockFile(lock); err != nil {
+		_ = lock.Close()
+		return nil, fmt.Errorf("audit: spool %q: another process uses it: %w (give each process its own spool directory)", dir, err)
+	}
+	s := &Spool{dir: dir, maxBytes: cfg.MaxBytes, segBytes: cfg.SegmentBytes, logger: cfg.Logger, lock: lock,
+		cacheMax: 16384, notify: make(chan struct{}, 1)}
+	if err := s.load(); err != nil {
+		_ = lock.Close()
+		return nil, fmt.Errorf("audit: spool %q: %w", dir, err)
+	}
+	return s, nil
+}
+
+// load reads the id, the reserved numbers and the segments.
+func (s *Spool) load() error {
+	idPath := filepath.Join(s.dir, "id")
+	b, err := os.ReadFile(idPath)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		var raw [16]byte
+		_, _ = rand.Read(raw[:])
+		s.id = hex.EncodeToString(raw[:])
+		if err := writeFileSync(idPath, []byte(s.id+"\n")); err != nil {
+			return fmt.Errorf("cannot write its id: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("cannot read its id: %w", err)
+	default:
+		s.id = strings.TrimSpace(string(b))
+		if len(s.id) != 32 {
+			return fmt.Errorf("the file %q is not a spool id (remove the directory if it is not a spool)", idPath)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(s.dir, "seq")); err == nil {
+		s.next, _ = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("cannot read the batch numbers: %w", err)
+	}
+	names, err := filepath.Glob(filepath.Join(s.dir, "*.seg"))
+	if err != nil {
+		return err
+	}
+	var nums []uint64
+	for _, n := range names {
+		if v, err := strconv.ParseUint(strings.TrimSuffix(filepath.Base(n), ".seg"), 16, 64); err == nil {
+			nums = append(nums, v)
+		}
+	}
+	slices.Sort(nums)
+	for i, num := range nums {
+		if err := s.scan(num, i == len(nums)-1); err != nil {
+			return err
+		}
+	}
+	return s.reserve()
+}
+
+// scan reads one segment's frames; a bad frame ends the segment (the last
+// one is cut there: a torn write).
+func (s *Spool) scan(num uint64, last bool) error {
+	path := s.segPath(num)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("cannot open %q: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("cannot read %q: %w", path, err)
+	}
+	seg := &segment{num: num, minSeq: ^uint64(0)}
+	off := 0
+	for off < len(data) {
+		seq, payload, n, ok := parseFrame(data[off:])
+		if !ok {
+			break
+		}
+		var rows []json.RawMessage
+		if json.Unmarshal(payload, &rows) != nil {
+			break
+		}
+		s.pending = append(s.pending, &entry{seg: seg, off: int64(off), n: n, seq: seq, rows: len(rows)})
+		s.rows += len(rows)
+		seg.pending++
+		seg.minSeq = min(seg.minSeq, seq)
+		s.next = max(s.next, seq+1)
+		off += n
+	}
+	if off < len(data) {
+		s.logger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool segment damaged; the rest of it is skipped",
+			slog.String("file", path), slog.Int("offset", off), slog.Int("bytes_skipped", len(data)-off))
+		if last {
+			if err := f.Truncate(int64(off)); err != nil {
+				return fmt.Errorf("cannot cut the torn end of %q: %w", path, err)
+			}
+			data = data[:off]
+		}
+	}
+	seg.size = int64(len(data))
+	if seg.pending == 0 {
+		return os.Remove(path)
+	}
+	s.segs = append(s.segs, seg)
+	s.size += seg.size
+	return nil
+}
+
+// parseFrame returns the frame at the start of b.
+func parseFrame(b []byte) (seq uint64, payload []byte, n int, ok bool) {
+	if len(b) < frameHeader || string(b[:4]) != frameMagic {
+		return 0, nil, 0, false
+	}
+	plen := int(binary.LittleEndian.Uint32(b[4:8]))
+	sum := binary.LittleEndian.Uint32(b[8:12])
+	if len(b) < frameHeader+plen {
+		return 0, nil, 0, false
+	}
+	if crc32.Checksum(b[12:frameHeader+plen], crcTable) != sum {
+		return 0, nil, 0, false
+	}
+	return binary.LittleEndian.Uint64(b[12:20]), b[frameHeader : frameHeader+plen], frameHeader + plen, true
+}
+
+// reserve records on disk that the numbers up to next+seqReserve may be in
+// use, so that a restart never reuses one. Called with mu held (or before
+// the spool is shared).
+func (s *Spool) reserve() error {
+	s.ceiling = s.next + seqReserve
+	if err := writeFileSync(filepath.Join(s.dir, "seq"), []byte(strconv.FormatUint(s.ceiling, 10)+"\n")); err != nil {
+		return fmt.Errorf("cannot record the batch numbers: %w", err)
+	}
+	return nil
+}
+
+// writeFileSync replaces path with data durably (a temporary file, fsync,
+// rename, fsync of the directory).
+func writeFileSync(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func (s *Spool) segPath(num uint64) string {
+	return filepath.Join(s.dir, fmt.Sprintf("%016x.seg", num))
+}
+
+// ID returns the spool's id, which names its batches in a store's ledger.
+func (s *Spool) ID() string { return s.id }
+
+// Dir returns the spool's directory.
+func (s *Spool) Dir() string { return s.dir }
+
+// Size returns the bytes the spool's files hold now.
+func (s *Spool) Size() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.size
+}
+
+// Rows returns how many rows wait in the spool to be written to the store.
+func (s *Spool) Rows() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rows
+}
+
+// nextID numbers a new batch.
+func (s *Spool) nextID() (BatchID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.next >= s.ceiling {
+		if err := s.reserve(); err != nil {
+			return BatchID{}, err
+		}
+	}
+	s.next++
+	return BatchID{Spool: s.id, Seq: s.next - 1}, nil
+}
+
+// empty reports whether no batch waits.
+func (s *Spool) empty() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending) == 0
+}
+
+// add appends a batch durably when fsync is set. The spool keeps recs
+// (decoded, for the replay) while it holds few rows; the caller must not
+// change recs afterwards. The error wraps [ErrSpoolFull] when the batch
+// does not fit.
+func (s *Spool) add(id BatchID, recs []Record, fsync bool) error {
+	payload, err := json.Marshal(recs)
+	if err != nil {
+		return fmt.Errorf("audit: spool: cannot encode the batch: %w", err)
+	}
+	frame := make([]byte, frameHeader+len(payload))
+	copy(frame, frameMagic)
+	binary.LittleEndian.PutUint32(frame[4:], uint32(len(payload)))
+	binary.LittleEndian.PutUint64(frame[12:], id.Seq)
+	copy(frame[frameHeader:], payload)
+	binary.LittleEndian.PutUint32(frame[8:], crc32.Checksum(frame[12:], crcTable))
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("audit: spool: closed")
+	}
+	if s.size+int64(len(frame)) > s.maxBytes {
+		return fmt.Errorf("audit: spool %q: %w (%d of %d bytes used)", s.dir, ErrSpoolFull, s.size, s.maxBytes)
+	}
+	var seg *segment
+	if n := len(s.segs); n > 0 && s.cur != nil {
+		seg = s.segs[n-1]
+	}
+	if seg == nil || (seg.size > 0 && seg.size+int64(len(frame)) > s.segBytes) {
+		if err := s.rotate(); err != nil {
+			return err
+		}
+		seg = s.segs[len(s.segs)-1]
+	}
+	if _, err := s.cur.Write(frame); err != nil {
+		_ = s.cur.Truncate(seg.size) // undo a partial write
+		_, _ = s.cur.Seek(seg.size, io.SeekStart)
+		if errors.Is(err, syscall.ENOSPC) {
+			return fmt.Errorf("audit: spool %q: %w: the disk is full", s.dir, ErrSpoolFull)
+		}
+		return fmt.Errorf("audit: spool %q: write: %w", s.dir, err)
+	}
+	if fsync {
+		if err := s.cur.Sync(); err != nil {
+			return fmt.Errorf("audit: spool %q: fsync: %w", s.dir, err)
+		}
+	} else {
+		s.dirty = true
+	}
+	e := &entry{seg: seg, off: seg.size, n: len(frame), seq: id.Seq, rows: len(recs)}
+	if s.cached+len(recs) <= s.cacheMax {
+		e.recs = recs
+		s.cached += len(recs)
+	}
+	seg.size += int64(len(frame))
+	seg.pending++
+	seg.minSeq = min(seg.minSeq, id.Seq)
+	s.size += int64(len(frame))
+	s.rows += len(recs)
+	s.pending = append(s.pending, e)
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// rotate closes the segment being written and starts a new one.
+func (s *Spool) rotate() error {
+	if s.cur != nil {
+		if err := s.cur.Sync(); err != nil {
+			return fmt.Errorf("audit: spool %q: fsync: %w", s.dir, err)
+		}
+		_ = s.cur.Close()
+		s.cur = nil
+	}
+	num := uint64(0)
+	if n := len(s.segs); n > 0 {
+		num = s.segs[n-1].num + 1
+	}
+	f, err := os.OpenFile(s.segPath(num), os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("audit: spool %q: cannot start a segment: %w", s.dir, err)
+	}
+	s.cur = f
+	s.segs = append(s.segs, &segment{num: num, minSeq: ^uint64(0)})
+	return nil
+}
+
+// sync makes what was appended durable.
+func (s *Spool) sync() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.dirty || s.cur == nil {
+		return nil
+	}
+	s.dirty = false
+	return s.cur.Sync()
+}
+
+// peek returns the oldest batch and its rows, reading them from disk when
+// they are not held in memory. ok is false when the spool is empty.
+func (s *Spool) peek() (e *entry, recs []Record, ok bool, err error) {
+	s.mu.Lock()
+	if len(s.pending) == 0 {
+		s.mu.Unlock()
+		return nil, nil, false, nil
+	}
+	e = s.pending[0]
+	s.mu.Unlock()
+	if e.recs != nil {
+		return e, e.recs, true, nil
+	}
+	f, err := os.Open(s.segPath(e.seg.num))
+	if err != nil {
+		return e, nil, true, fmt.Errorf("audit: spool %q: %w", s.dir, err)
+	}
+	defer f.Close()
+	buf := make([]byte, e.n)
+	if _, err := f.ReadAt(buf, e.off); err != nil {
+		return e, nil, true, fmt.Errorf("audit: spool %q: read: %w", s.dir, err)
+	}
+	_, payload, _, good := parseFrame(buf)
+	if !good {
+		return e, nil, true, fmt.Errorf("audit: spool %q: the batch at %s:%d is damaged", s.dir, s.segPath(e.seg.num), e.off)
+	}
+	if err := json.Unmarshal(payload, &recs); err != nil {
+		return e, nil, true, fmt.Errorf("audit: spool %q: decode: %w", s.dir, err)
+	}
+	return e, recs, true, nil
+}
+
+// ack removes the oldest batch (e, from peek): it is in the store. A
+// segment whose batches are all acknowledged is deleted.
+func (s *Spool) ack(e *entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) == 0 || s.pending[0] != e {
+		return nil
+	}
+	s.pending[0] = nil
+	s.pending = s.pending[1:]
+	s.rows -= e.rows
+	if e.recs != nil {
+		s.cached -= e.rows
+		e.recs = nil
+	}
+	seg := e.seg
+	seg.pending--
+	if seg.pending > 0 {
+		return nil
+	}
+	i := slices.Index(s.segs, seg)
+	if i < 0 {
+		return nil
+	}
+	if i == len(s.segs)-1 && s.cur != nil {
+		_ = s.cur.Close()
+		s.cur = nil
+	}
+	s.segs = slices.Delete(s.segs, i, i+1)
+	s.size -= seg.size
+	if err := os.Remove(s.segPath(seg.num)); err != nil {
+		return fmt.Errorf("audit: spool %q: %w", s.dir, err)
+	}
+	return nil
+}
+
+// lowWater returns the lowest batch number that may still be replayed:
+// the ledger may forget every number below it.
+func (s *Spool) lowWater() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	low := s.next
+	for _, seg := range s.segs {
+		low = min(low, seg.minSeq)
+	}
+	return low
+}
+
+// Close makes what was appended durable and releases the directory. The
+// [Async] that owns the spool closes it.
+func (s *Spool) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var err error
+	if s.cur != nil {
+		err = s.cur.Sync()
+		if cerr := s.cur.Close(); err == nil {
+			err = cerr
+		}
+		s.cur = nil
+	}
+	if cerr := s.lock.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
