@@ -76,3 +76,21 @@ func TestKeyTableExpiry(t *testing.T) {
 	assert.Equal(t, "b", e.v, "b was kept: it is busy")
 	mu.Unlock()
 }
+
+// A rate bucket idle for longer than it takes to refill is dropped first
+// when room is needed; a recently used one is kept.
+func TestRateBucketsExpiry(t *testing.T) {
+	l := newRateLimiter(RateLimitConfig{Rate: 1, Burst: 10, MaxKeys: 2}) // ttl: 10s to refill
+	b := l.buckets
+	ttl := b.ttl
+	old := b.get("idle", 0)
+	b.get("busy", 0)
+	b.get("busy", 2*ttl) // used again just now
+	b.get("new", 2*ttl+1)
+	assert.Equal(t, 2, b.len(), "still at most MaxKeys")
+	_, idleKept := b.m.Load("idle")
+	assert.False(t, idleKept, "the idle bucket made room")
+	_, busyKept := b.m.Load("busy")
+	assert.True(t, busyKept, "the recently used bucket stays")
+	assert.NotSame(t, old, b.get("idle", 2*ttl+2), "an expired key starts again with a new (full) bucket")
+}

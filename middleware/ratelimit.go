@@ -149,7 +149,10 @@ type bucket struct {
 func (t *rateBuckets) get(key string, now int64) *rate.Limiter {
 	if v, ok := t.m.Load(key); ok {
 		b := v.(*bucket)
-		if b.last.Load() != now {
+		// Record the use only when the recorded one is a sixteenth of
+		// ttl old: a plain load on most calls instead of a locked store,
+		// and makeRoom allows for the staleness.
+		if now-b.last.Load() > t.ttl/16 {
 			b.last.Store(now)
 		}
 		return b.lim
@@ -178,7 +181,7 @@ func (t *rateBuckets) makeRoom(now int64) {
 	if now-t.lastSweep >= t.ttl/4 {
 		t.lastSweep = now
 		t.m.Range(func(k, v any) bool {
-			if now-v.(*bucket).last.Load() > t.ttl {
+			if now-v.(*bucket).last.Load() > t.ttl+t.ttl/16 { // idle for longer than ttl
 				t.m.Delete(k)
 				t.n--
 			}
