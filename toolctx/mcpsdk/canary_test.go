@@ -52,6 +52,9 @@ func genCalls(r *rand.Rand, n, base int) []canaryCall {
 					// Its output is a map; the SDK encodes it.
 					c.shape = "enc_chan"
 				}
+				if (c.tool == "sdk_typed_fail" || c.tool == "sdk_raw_fail") && r.IntN(5) == 0 {
+					c.shape = sdkEncShapes[r.IntN(len(sdkEncShapes))]
+				}
 			}
 		case k == 5 && (r.IntN(2) == 0):
 			c.tool, c.shape = []string{"sdk_raw_fail", "tm_fail"}[r.IntN(2)], "nil_result"

@@ -45,6 +45,16 @@ func encodeResult(r *mcp.CallToolResult) (out *mcp.CallToolResult, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: _meta: %w", errUnencodable, err)
 	}
+	if r.InputRequests != nil {
+		// An input-required result goes out as it is; it must encode.
+		b, err := json.Marshal(r.InputRequests)
+		if err == nil {
+			err = checkDepth(b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: input requests: %w", errUnencodable, err)
+		}
+	}
 	content, err := encodeContent(r.Content)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errUnencodable, err)
@@ -184,7 +194,8 @@ func encodeContent(cs []mcp.Content) ([]mcp.Content, error) {
 		)
 		switch c := c.(type) {
 		case nil:
-			continue
+			// Encoded as null, which the SDK's client refuses.
+			return nil, fmt.Errorf("content[%d] is nil", i)
 		case *mcp.TextContent:
 			if c == nil {
 				continue

@@ -141,8 +141,20 @@ func hostileResult(shape, secret string) *toolctx.CallResult {
 	return nil
 }
 
+// sdkEncShapes are successes that cannot be sent, which only a native
+// handler can make (toolctx has no form for them).
+var sdkEncShapes = []string{"enc_nil_content", "enc_input_requests"}
+
 // sdkHostileResult is hostileResult in the SDK's form.
 func sdkHostileResult(shape, secret string) *mcp.CallToolResult {
+	switch shape {
+	case "enc_nil_content":
+		// Sent as null, which the SDK's client refuses.
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: secret}, nil}}
+	case "enc_input_requests":
+		return &mcp.CallToolResult{InputRequests: map[string]mcp.InputRequest{"a": &mcp.ElicitParams{Message: secret,
+			RequestedSchema: map[string]any{"type": "object", "c": make(chan int)}}}}
+	}
 	r := hostileResult(shape, secret)
 	if r == nil {
 		return nil
