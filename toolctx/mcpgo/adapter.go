@@ -58,10 +58,13 @@ func WithTransport(t toolctx.Transport) Option {
 	return func(c *config) { c.transport = t }
 }
 
-// WithFallbackLogger sets where the adapter reports a panic that escaped the whole
-// chain (the chain had no middleware.Recover, or an interceptor outside it
-// panicked). Such a report holds the raw panic value and the stack, and
-// stays on the server. Default: slog.Default().
+// WithFallbackLogger sets where the adapter reports what the chain's own
+// hooks cannot: a panic that escaped the whole chain (the chain had no
+// middleware.Recover, or an interceptor outside it panicked), a
+// runtime.Goexit in the chain, and a result an interceptor built that
+// cannot be sent (it does not encode, or fails the tool's output schema).
+// Such a report holds the raw value (and a panic's stack) and stays on the
+// server. Default: slog.Default().
 func WithFallbackLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
