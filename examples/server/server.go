@@ -22,6 +22,7 @@ import (
 	"github.com/toolmw/toolmw/audit/sqlstore"
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/otelmw"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
@@ -47,6 +48,7 @@ type config struct {
 	idleTimeout     time.Duration
 	sessionIdle     time.Duration
 	maxSessions     int
+	telemetry       telemetryConfig // telemetry.go
 }
 
 // usageError is a bad command line: exit status 2.
@@ -68,6 +70,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.writeTimeout, "write-timeout", time.Minute, "how long the server may take to answer an HTTP request once it is read: longer than -slow-timeout (by default the larger of 1m and -slow-timeout plus 30s); the session's GET stream is not bound by it")
 	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive HTTP connection stays open")
 	fs.DurationVar(&cfg.sessionIdle, "session-idle-timeout", 5*time.Minute, "how long a stateful session may go without a request before the server closes it (its client must then start a new one)")
+	addTelemetryFlags(fs, &cfg.telemetry)
 	fs.IntVar(&cfg.maxSessions, "max-sessions", 1000, "the most stateful sessions open at once; a client that would open one more gets HTTP 503")
 	return fs
 }
@@ -119,6 +122,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.auditPostgres == "" && cfg.auditDB == "" {
 		return cfg, usageError{"-audit-db must name a file (or pass -audit-postgres)"}
+	}
+	if err := cfg.telemetry.check(); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -179,9 +185,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}()
 
+	banner := stdout
+	if cfg.stdio {
+		banner = stderr // stdout is the MCP stream
+	}
+	tel, err := startTelemetry(ctx, cfg.telemetry, banner, logger)
+	if err != nil {
+		return fail(stderr, 1, "%v", err)
+	}
+	defer tel.close() // after serving: flushes the spans of the last calls
+
 	calls := newInFlight()
 	defer calls.cancel()
-	d := &demo{cfg: cfg, w: w, calls: calls, logger: logger, sdkLogger: sdkLogger,
+	d := &demo{cfg: cfg, w: w, calls: calls, tel: tel, logger: logger, sdkLogger: sdkLogger,
 		where: where, stdin: stdin, stdout: stdout, stderr: stderr}
 	if d.server, err = d.newServer(); err != nil {
 		return fail(stderr, 1, "%v", err)
@@ -199,6 +215,7 @@ type demo struct {
 	server    *mcp.Server
 	w         audit.Emitter
 	calls     *inFlight
+	tel       *telemetry
 	logger    *slog.Logger // the operator's: diagnostics and shutdown
 	sdkLogger *slog.Logger // the SDK's, from warnings up
 	where     string       // the audit store, for the banner
@@ -263,7 +280,7 @@ func (d *demo) newServer() (*mcp.Server, error) {
 	if d.cfg.stdio {
 		transport = toolctx.TransportStdio
 	}
-	chain := middleware.New(d.calls.track).Extend(Chain(d.w, diagnostics(d.logger), d.cfg.slowTimeout))
+	chain := middleware.New(d.tel.middleware(), d.calls.track).Extend(Chain(d.w, diagnostics(d.logger), d.cfg.slowTimeout))
 	mcpsdk.Install(server, chain.Middleware(),
 		mcpsdk.WithTransport(transport), mcpsdk.WithFallbackLogger(d.logger))
 	return server, nil
@@ -295,6 +312,7 @@ func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 	stack := alice.New(
 		middleware.HTTPRecover(diag, middleware.WithFallbackLogger(d.logger)),
 		middleware.RequestID,
+		otelmw.ClientAddress, // client.address and client.port on the spans
 		audit.HTTP(d.w),
 		middleware.MaxBodyBytes(MaxBody),
 		countActive(&active),
