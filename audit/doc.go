@@ -56,6 +56,11 @@
 // use its Pool, which races at v1.7.1). The SQL store lives in package
 // audit/sqlstore, so importing audit builds no database driver.
 //
+// A nil emitter or sink given to a constructor ([Interceptor], [Direct],
+// [NewAsync]) is a construction mistake and panics at once, by the policy
+// package middleware documents; a nil slog.Handler for [NewSlogSink] is the
+// documented default, slog.Default()'s.
+//
 // A sink that fails never fails or delays the tool call. By default
 // ([Drop], [DurabilityMemory]) Emit never waits: a row that finds the queue
 // full, or (with a spool) the spool full, is counted as dropped and

@@ -576,3 +576,8 @@ func TestClientMetaThroughAsync(t *testing.T) {
 		})
 	}
 }
+
+func TestNilEmitterOrSinkFailsAtConstruction(t *testing.T) {
+	assert.PanicsWithValue(t, "audit.Interceptor: the emitter is nil", func() { audit.Interceptor(nil) }, "a nil emitter")
+	assert.PanicsWithValue(t, "audit.Direct: the sink is nil", func() { audit.Direct(nil, nil) }, "a nil sink")
+}

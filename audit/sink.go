@@ -44,8 +44,13 @@ func (f EmitterFunc) Emit(ctx context.Context, r Record) { f(ctx, r) }
 // row of a cancelled call must still be written). A write that fails or
 // panics does not lose the row: it is written to logger (slog.Default()
 // when nil) with the call id and the error or panic value. Use it for fast
-// sinks such as a [SlogSink]; put slow ones behind [Async].
+// sinks such as a [SlogSink]; put slow ones behind [Async]. A nil s
+// panics, at construction (see package middleware's doc on construction
+// mistakes).
 func Direct(s Sink, logger *slog.Logger) Emitter {
+	if s == nil {
+		panic("audit.Direct: the sink is nil")
+	}
 	return EmitterFunc(func(ctx context.Context, r Record) {
 		err, panicked := writeOne(ctx, s, r)
 		if err == nil {
