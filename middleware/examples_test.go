@@ -95,7 +95,7 @@ func ExampleNormalize() {
 func ExampleDiagnostics() {
 	diag := middleware.Diagnostics(func(ctx context.Context, ev middleware.DiagnosticEvent) {
 		// Send ev to logs, traces or an error tracker; never to the client.
-		fmt.Printf("diagnostic: tool=%s code=%s err=%q stack=%v\n", ev.Details.Tool(), ev.Code, ev.Cause(), stackOf(ev) != nil)
+		fmt.Printf("diagnostic: tool=%s code=%s err=%q stack=%v\n", ev.Details.Tool(), ev.Code, errs.Describe(ev.Cause()), errs.PanicOf(ev.Cause()) != nil)
 	})
 	h, _ := middleware.New(diag, middleware.Normalize(errs.Normalizer{}), middleware.Recover).ThenFunc(
 		func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
