@@ -37,12 +37,109 @@ func OpenPostgres(ctx context.Context, dsn string, opts Options) (*Store, error)
 		pool.Close()
 		return nil, fmt.Errorf("sqlstore: postgres: cannot connect to %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
 	}
-	s := &Store{dialect: postgres, table: table, pool: pool}
-	if err := s.initPostgres(ctx); err != nil {
+	s := &Store{dialect: postgres, table: table, pool: pool, readOnly: opts.ReadOnly}
+	check := func(ctx context.Context) error {
+		if err := s.initPostgres(ctx); err != nil {
+			return err
+		}
+		return s.provePostgres(ctx)
+	}
+	if opts.ReadOnly {
+		check = s.checkPostgresReadOnly
+	}
+	if err := check(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("sqlstore: postgres: %w", err)
+		return nil, fmt.Errorf("sqlstore: postgres: table %q: %w", table, err)
 	}
 	return s, nil
+}
+
+// readTx runs f in a read-only transaction.
+func (s *Store) readTx(ctx context.Context, f func(pgx.Tx) error) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// checkPostgresReadOnly checks, in a read-only transaction, that the table
+// is a toolmw audit table of a version this package reads.
+func (s *Store) checkPostgresReadOnly(ctx context.Context) error {
+	t := s.table
+	return s.readTx(ctx, func(tx pgx.Tx) error {
+		var schema, main *string
+		if err := tx.QueryRow(ctx, "SELECT to_regclass($1)::text, to_regclass($2)::text", t+"_schema", t).Scan(&schema, &main); err != nil {
+			return fmt.Errorf("cannot look the table up: %w", err)
+		}
+		if schema == nil || main == nil {
+			return notAudit(t, fmt.Sprintf("there is no table %q with its %q", t, t+"_schema"))
+		}
+		var version *int32
+		if err := tx.QueryRow(ctx, "SELECT MAX(version) FROM "+t+"_schema").Scan(&version); err != nil {
+			return fmt.Errorf("cannot read the schema version: %w", err)
+		}
+		switch {
+		case version == nil:
+			return notAudit(t, fmt.Sprintf("the table %q holds no version", t+"_schema"))
+		case *version > SchemaVersion:
+			return newerSchema(t, int(*version))
+		}
+		have, err := postgresColumns(ctx, tx, t)
+		if err != nil {
+			return err
+		}
+		if err := checkColumns(t, have); err != nil {
+			return notAudit(t, err.Error())
+		}
+		return nil
+	})
+}
+
+func postgresColumns(ctx context.Context, tx pgx.Tx, table string) (map[string]bool, error) {
+	rows, err := tx.Query(ctx, "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped", table)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the table's columns: %w", err)
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("cannot read the table's columns: %w", err)
+		}
+		have[name] = true
+	}
+	return have, rows.Err()
+}
+
+// provePostgres checks, before the first row, that the table has the
+// expected columns and that a row and a ledger entry can be written (in a
+// transaction rolled back).
+func (s *Store) provePostgres(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	have, err := postgresColumns(ctx, tx, s.table)
+	if err != nil {
+		return err
+	}
+	if err := checkColumns(s.table, have); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO "+s.table+" (ts, kind, outcome, duration_ns) VALUES (now(), 'probe', 'ok', 0)"); err != nil {
+		return fmt.Errorf("cannot write a row: %w (grant INSERT on the table to this user, or check the server)", err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO "+s.table+"_batches (spool, seq) VALUES ('probe', 0) ON CONFLICT DO NOTHING"); err != nil {
+		return fmt.Errorf("cannot write the ledger: %w (grant INSERT, DELETE on %s_batches to this user)", err, s.table)
+	}
+	return nil // rolled back
 }
 
 func (s *Store) initPostgres(ctx context.Context) error {
@@ -247,8 +344,18 @@ func (s *Store) queryPostgres(ctx context.Context, q Query) ([]audit.Record, err
 }
 
 func (s *Store) queryPostgresOnce(ctx context.Context, q Query) ([]audit.Record, error) {
+	var out []audit.Record
+	err := s.readTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = s.queryPostgresTx(ctx, tx, q)
+		return err
+	})
+	return out, err
+}
+
+func (s *Store) queryPostgresTx(ctx context.Context, tx pgx.Tx, q Query) ([]audit.Record, error) {
 	where, args := q.where(func(n int) string { return fmt.Sprintf("$%d", n) }, func(t time.Time) any { return t })
-	rows, err := s.pool.Query(ctx, "SELECT "+selectColumnsPG+" FROM "+s.table+where+
+	rows, err := tx.Query(ctx, "SELECT "+selectColumnsPG+" FROM "+s.table+where+
 		" ORDER BY ts DESC, id DESC LIMIT "+fmt.Sprint(q.limit()), args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: postgres: query: %w", err)

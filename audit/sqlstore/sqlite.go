@@ -47,6 +47,9 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 	}
 	file, params, _ := strings.Cut(path, "?")
 	memory := file == ":memory:"
+	if opts.ReadOnly || hasParam(params, "mode", "ro") {
+		return openSQLiteReadOnly(ctx, path, file, params, table)
+	}
 	if !memory {
 		if err := checkSQLitePath(file); err != nil {
 			return nil, err
@@ -71,7 +74,151 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlstore: sqlite %q: %w", path, err)
 	}
+	if err := s.proveSQLite(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlstore: sqlite %q: %w", path, err)
+	}
 	return s, nil
+}
+
+// hasParam reports whether the URI parameters hold key=value.
+func hasParam(params, key, value string) bool {
+	for _, kv := range strings.Split(params, "&") {
+		if k, v, _ := strings.Cut(kv, "="); k == key && v == value {
+			return true
+		}
+	}
+	return false
+}
+
+// openSQLiteReadOnly opens an existing database with mode=ro and checks
+// that it holds a toolmw audit table; it never creates or changes a file.
+func openSQLiteReadOnly(ctx context.Context, path, file, params, table string) (*Store, error) {
+	st, err := os.Stat(file)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("sqlstore: sqlite %q: no database there: %w", path, err)
+	case st.IsDir():
+		return nil, fmt.Errorf("sqlstore: sqlite %q: the path is a directory, not a database file", path)
+	}
+	var keep []string
+	for _, kv := range strings.Split(params, "&") {
+		if k, _, _ := strings.Cut(kv, "="); kv != "" && k != "mode" && k != "_journal_mode" && k != "_txlock" {
+			keep = append(keep, kv)
+		}
+	}
+	extra := ""
+	if len(keep) > 0 {
+		extra = "&" + strings.Join(keep, "&")
+	}
+	// Without a -wal file every row is in the database file, and SQLite
+	// would create the -wal and -shm files just to read it: open it as
+	// immutable, which creates nothing. With one (a writer is running, or
+	// stopped without a checkpoint), read through it.
+	modes := []string{"mode=ro&immutable=1"}
+	if _, err := os.Stat(file + "-wal"); err == nil {
+		modes = []string{"mode=ro", "mode=ro&immutable=1"}
+	}
+	var lastErr error
+	for _, mode := range modes {
+		db, err := sql.Open("sqlite", "file:"+file+"?"+mode+"&_busy_timeout=10000&_pragma=query_only(1)"+extra)
+		if err != nil {
+			return nil, fmt.Errorf("sqlstore: sqlite %q: %w", path, err)
+		}
+		s := &Store{dialect: sqlite, table: table, db: db, readOnly: true}
+		if err := s.checkSQLiteReadOnly(ctx); err != nil {
+			_ = db.Close()
+			if errors.Is(err, ErrNotAudit) {
+				return nil, fmt.Errorf("sqlstore: sqlite %q: %w", path, err)
+			}
+			lastErr = err
+			continue
+		}
+		return s, nil
+	}
+	return nil, fmt.Errorf("sqlstore: sqlite %q: cannot read the database: %w", path, lastErr)
+}
+
+// checkSQLiteReadOnly checks, without writing, that the table is a toolmw
+// audit table of a version this package reads.
+func (s *Store) checkSQLiteReadOnly(ctx context.Context) error {
+	var n int
+	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?", s.table+"_schema").Scan(&n); err != nil {
+		if strings.Contains(err.Error(), "not a database") {
+			return notAudit(s.table, "the file is not an SQLite database")
+		}
+		return err
+	}
+	if n == 0 {
+		return notAudit(s.table, fmt.Sprintf("it has no table %q", s.table+"_schema"))
+	}
+	var version sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, "SELECT MAX(version) FROM "+s.table+"_schema").Scan(&version); err != nil {
+		return fmt.Errorf("cannot read the schema version: %w", err)
+	}
+	switch {
+	case !version.Valid:
+		return notAudit(s.table, fmt.Sprintf("the table %q holds no version", s.table+"_schema"))
+	case version.Int64 > SchemaVersion:
+		return newerSchema(s.table, int(version.Int64))
+	}
+	have, err := s.sqliteColumns(ctx)
+	if err != nil {
+		return err
+	}
+	if err := checkColumns(s.table, have); err != nil {
+		return notAudit(s.table, err.Error())
+	}
+	return nil
+}
+
+func (s *Store) sqliteColumns(ctx context.Context) (map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", s.table)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the table's columns: %w", err)
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("cannot read the table's columns: %w", err)
+		}
+		have[name] = true
+	}
+	return have, rows.Err()
+}
+
+// proveSQLite checks, before the first row, that the store can work: the
+// file passes quick_check, the table has the expected columns, and a row
+// can be written (in a transaction rolled back).
+func (s *Store) proveSQLite(ctx context.Context) error {
+	var res string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&res); err != nil {
+		return fmt.Errorf("the integrity check failed: %w (restore the file from a backup, or move it away)", err)
+	}
+	if res != "ok" {
+		return fmt.Errorf("the file is damaged: quick_check says %q (restore it from a backup, or move it away)", strings.ReplaceAll(res, "\n", "; "))
+	}
+	have, err := s.sqliteColumns(ctx)
+	if err != nil {
+		return err
+	}
+	if err := checkColumns(s.table, have); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("cannot write: %w (check the file's permissions and the disk)", readOnly(err))
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, "INSERT INTO "+s.table+" (ts, kind, outcome, duration_ns) VALUES (0, 'probe', 'ok', 0)"); err != nil {
+		return fmt.Errorf("cannot write a row: %w (check the file's permissions and the disk)", readOnly(err))
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO "+s.table+"_batches (spool, seq) VALUES ('probe', 0) ON CONFLICT DO NOTHING"); err != nil {
+		return fmt.Errorf("cannot write the ledger: %w (check the file's permissions and the disk)", readOnly(err))
+	}
+	return nil // rolled back
 }
 
 // checkSQLitePath gives clear errors for the usual mistakes before SQLite

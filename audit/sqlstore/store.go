@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolmw/toolmw/audit"
@@ -38,6 +39,12 @@ type Options struct {
 	// digit, at most 48 bytes. Default [DefaultTable]. For
 	// PostgreSQL, pick the schema with search_path in the DSN.
 	Table string
+	// ReadOnly opens the store for reading only ([Store.Query], [Store.Count]):
+	// nothing is created, upgraded or changed (SQLite: mode=ro; PostgreSQL:
+	// read-only transactions), and a database without a toolmw audit table
+	// of a known version is refused ("not a toolmw audit database"). An
+	// SQLite path with "?mode=ro" opens read-only too.
+	ReadOnly bool
 }
 
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,47}$`)
@@ -64,8 +71,9 @@ const (
 // batch is written whole or not at all and may be retried. [Store.Query]
 // reads rows back. A Store is safe for concurrent use.
 type Store struct {
-	dialect dialect
-	table   string
+	dialect  dialect
+	table    string
+	readOnly bool
 	db      *sql.DB       // SQLite
 	pool    *pgxpool.Pool // PostgreSQL
 
@@ -234,6 +242,29 @@ func (sc *scanned) finish() (audit.Record, error) {
 	return r, nil
 }
 
+// ErrNotAudit is returned (wrapped) when a database or table opened
+// read-only is not a toolmw audit table.
+var ErrNotAudit = errors.New("not a toolmw audit database")
+
+// notAudit says what is missing and what to do.
+func notAudit(table, what string) error {
+	return fmt.Errorf("%w: %s (pass the path or DSN the server writes to, and -table if it uses another table than %q)", ErrNotAudit, what, table)
+}
+
+// checkColumns reports the columns of the table that have is missing.
+func checkColumns(table string, have map[string]bool) error {
+	var missing []string
+	for _, c := range append([]string{"id"}, columns...) {
+		if !have[c] {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the table %q lacks the columns %s of a toolmw audit table: it was not made by toolmw; use another table (Options.Table) or database", table, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
 func newerSchema(table string, found int) error {
 	return fmt.Errorf("sqlstore: table %q has schema version %d and this toolmw supports up to %d: upgrade toolmw, or use another table: %w",
 		table, found, SchemaVersion, ErrNewerSchema)
@@ -245,6 +276,9 @@ func newerSchema(table string, found int) error {
 func (s *Store) WriteBatch(ctx context.Context, batch []audit.Record) error {
 	if len(batch) == 0 {
 		return nil
+	}
+	if s.readOnly {
+		return errReadOnly
 	}
 	if s.dialect == postgres {
 		return s.writePostgresOnce(ctx, nil, batch)
@@ -261,6 +295,9 @@ func (s *Store) WriteBatchOnce(ctx context.Context, id audit.BatchID, batch []au
 	if len(batch) == 0 {
 		return nil
 	}
+	if s.readOnly {
+		return errReadOnly
+	}
 	if s.dialect == postgres {
 		return s.writePostgresOnce(ctx, &id, batch)
 	}
@@ -271,6 +308,9 @@ func (s *Store) WriteBatchOnce(ctx context.Context, id audit.BatchID, batch []au
 // not send those batches again. The ledger holds, per spool, only the
 // batches that spool may still replay.
 func (s *Store) ForgetBatches(ctx context.Context, spool string, below uint64) error {
+	if s.readOnly {
+		return errReadOnly
+	}
 	q := "DELETE FROM " + s.table + "_batches WHERE spool = $1 AND seq < $2"
 	if s.dialect == postgres {
 		if _, err := s.pool.Exec(ctx, q, spool, int64(below)); err != nil {
@@ -291,12 +331,16 @@ func (s *Store) ForgetBatches(ctx context.Context, spool string, below uint64) e
 
 var _ audit.OnceSink = (*Store)(nil)
 
+var errReadOnly = errors.New("sqlstore: the store was opened read-only")
+
 // Count returns how many rows q selects, ignoring q.Limit.
 func (s *Store) Count(ctx context.Context, q Query) (int64, error) {
 	var n int64
 	if s.dialect == postgres {
 		where, args := q.where(func(n int) string { return fmt.Sprintf("$%d", n) }, func(t time.Time) any { return t })
-		if err := s.pool.QueryRow(ctx, "SELECT COUNT(*) FROM "+s.table+where, args...).Scan(&n); err != nil {
+		if err := s.readTx(ctx, func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, "SELECT COUNT(*) FROM "+s.table+where, args...).Scan(&n)
+		}); err != nil {
 			return 0, fmt.Errorf("sqlstore: postgres: count: %w", err)
 		}
 		return n, nil

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -148,9 +149,9 @@ func TestSQLiteReadOnlyDirectory(t *testing.T) {
 	assert.Contains(t, err.Error(), "not writable")
 }
 
-func TestSQLiteReadOnlyDatabaseFile(t *testing.T) {
-	// A database file on a read-only mount, simulated with SQLite's own
-	// read-only open: the schema cannot be created, and the error says so.
+func TestSQLiteReadOnlyOpenOfAnUnrelatedFile(t *testing.T) {
+	// "?mode=ro" opens read-only, and an unrelated SQLite file is refused
+	// without a table being created in it.
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ro.db")
 	db, err := sql.Open("sqlite", "file:"+path)
@@ -159,9 +160,92 @@ func TestSQLiteReadOnlyDatabaseFile(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 	_, err = sqlstore.OpenSQLite(context.Background(), path+"?mode=ro", sqlstore.Options{})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "read-only")
+	require.ErrorIs(t, err, sqlstore.ErrNotAudit)
+	assert.Contains(t, err.Error(), path, "the error names the file")
 	t.Log(err)
+}
+
+// TestSQLiteWriterFailsAtStart: a table of the wrong shape under a
+// matching schema version, and a damaged file, are refused by OpenSQLite
+// with one line naming the file and what to do, not at the first write.
+func TestSQLiteWriterFailsAtStart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	wrong := filepath.Join(dir, "wrong.db")
+	db, err := sql.Open("sqlite", "file:"+wrong)
+	require.NoError(t, err)
+	for _, q := range []string{
+		"CREATE TABLE toolmw_audit_schema (version INTEGER NOT NULL)",
+		"INSERT INTO toolmw_audit_schema VALUES (2)",
+		"CREATE TABLE toolmw_audit (id INTEGER PRIMARY KEY, ts INTEGER, kind TEXT, note TEXT)",
+		"CREATE TABLE toolmw_audit_batches (spool TEXT, seq INTEGER, PRIMARY KEY (spool, seq))",
+	} {
+		_, err = db.Exec(q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, db.Close())
+	_, err = sqlstore.OpenSQLite(ctx, wrong, sqlstore.Options{})
+	require.Error(t, err, "a table of the wrong shape")
+	assert.Contains(t, err.Error(), wrong)
+	assert.Contains(t, err.Error(), "lacks the columns")
+	assert.NotContains(t, err.Error(), "\n", "one line")
+	t.Log(err)
+
+	damaged := filepath.Join(dir, "damaged.db")
+	s, err := sqlstore.OpenSQLite(ctx, damaged, sqlstore.Options{})
+	require.NoError(t, err)
+	rows := make([]audit.Record, 2000)
+	for i := range rows {
+		rows[i] = audit.Record{Time: time.Now(), Kind: audit.KindTool, CallID: fmt.Sprint(i), Tool: "t", Outcome: audit.OutcomeOK,
+			Message: strings.Repeat("m", 200)}
+	}
+	require.NoError(t, s.WriteBatch(ctx, rows))
+	require.NoError(t, s.Close())
+	f, err := os.OpenFile(damaged, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte(strings.Repeat("\xff", 4096)), 8*4096) // a page in the middle of the table
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = sqlstore.OpenSQLite(ctx, damaged, sqlstore.Options{})
+	require.Error(t, err, "a damaged file")
+	assert.Contains(t, err.Error(), damaged)
+	t.Log(err)
+}
+
+// TestSQLiteReaderOnAReadOnlyDirectory: Options.ReadOnly reads a database
+// in a directory nobody can write (a read-only tmpfs as root; a 0555
+// directory otherwise) and changes nothing.
+func TestSQLiteReaderOnAReadOnlyDirectory(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if os.Geteuid() == 0 {
+		if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=4m"); err != nil {
+			t.Skipf("running as root without a read-only directory to test with: cannot mount a tmpfs: %v", err)
+		}
+		t.Cleanup(func() { _ = syscall.Unmount(dir, 0) })
+	}
+	path := filepath.Join(dir, "audit.db")
+	s, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Options{})
+	require.NoError(t, err)
+	require.NoError(t, s.WriteBatch(ctx, []audit.Record{{Time: time.Now(), Kind: audit.KindTool, CallID: "c1", Tool: "t", Outcome: audit.OutcomeOK}}))
+	require.NoError(t, s.Close())
+	if os.Geteuid() == 0 {
+		require.NoError(t, syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""), "remount read-only")
+	} else {
+		require.NoError(t, os.Chmod(path, 0o444))
+		require.NoError(t, os.Chmod(dir, 0o555))
+		t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
+	}
+	_, err = sqlstore.OpenSQLite(ctx, path, sqlstore.Options{})
+	require.Error(t, err, "the writer refuses at start")
+	t.Log(err)
+	r, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Options{ReadOnly: true})
+	require.NoError(t, err, "the reader reads")
+	defer r.Close()
+	got, err := r.Query(ctx, sqlstore.Query{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"c1"}, callIDs(got))
+	assert.ErrorContains(t, r.WriteBatch(ctx, got), "read-only", "a read-only store does not write")
 }
 
 func TestSQLiteSchemaIdempotentWALAndNewer(t *testing.T) {
@@ -276,4 +360,50 @@ func TestNewestRowsAcrossTime(t *testing.T) {
 			assert.Empty(t, got, "an unknown call id finds nothing")
 		})
 	}
+}
+
+// TestPostgresReaderAndStartChecks: a read-only open of a table that is
+// not there says "not a toolmw audit database" and creates nothing; a
+// writer refuses a table of the wrong shape under a matching version; a
+// read-only open of a real table reads it in a read-only transaction.
+func TestPostgresReaderAndStartChecks(t *testing.T) {
+	dsn := pgDSN(t)
+	ctx := context.Background()
+	nosuch := uniqueTable()
+	_, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: nosuch, ReadOnly: true})
+	require.ErrorIs(t, err, sqlstore.ErrNotAudit)
+	assert.Contains(t, err.Error(), nosuch, "the error names the table")
+	c, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer c.Close(ctx)
+	var reg *string
+	require.NoError(t, c.QueryRow(ctx, "SELECT to_regclass($1)::text", nosuch+"_schema").Scan(&reg))
+	assert.Nil(t, reg, "the reader created no table")
+
+	wrong := uniqueTable()
+	defer c.Exec(ctx, "DROP TABLE IF EXISTS "+wrong+", "+wrong+"_schema, "+wrong+"_batches")
+	for _, q := range []string{
+		"CREATE TABLE " + wrong + "_schema (version integer NOT NULL)",
+		"INSERT INTO " + wrong + "_schema VALUES (2)",
+		"CREATE TABLE " + wrong + " (id bigint, ts timestamptz, note text)",
+	} {
+		_, err = c.Exec(ctx, q)
+		require.NoError(t, err, q)
+	}
+	_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: wrong})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "lacks the columns")
+	assert.Contains(t, err.Error(), wrong)
+	_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: wrong, ReadOnly: true})
+	require.ErrorIs(t, err, sqlstore.ErrNotAudit)
+
+	s, _ := pgBackend().open(t)
+	require.NoError(t, s.WriteBatch(ctx, []audit.Record{{Time: time.Now(), Kind: audit.KindTool, CallID: "p1", Tool: "t", Outcome: audit.OutcomeOK}}))
+	r, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: s.Table(), ReadOnly: true})
+	require.NoError(t, err)
+	defer r.Close()
+	got, err := r.Query(ctx, sqlstore.Query{CallID: "p1"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"p1"}, callIDs(got))
+	assert.ErrorContains(t, r.WriteBatch(ctx, got), "read-only")
 }

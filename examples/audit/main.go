@@ -158,7 +158,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, now func(
 }
 
 func open(ctx context.Context, o options) (*sqlstore.Store, error) {
-	opts := sqlstore.Options{Table: o.table}
+	opts := sqlstore.Options{Table: o.table, ReadOnly: true} // a reader never creates or changes anything
 	if o.postgres != "" {
 		s, err := sqlstore.OpenPostgres(ctx, o.postgres, opts)
 		if err != nil {
@@ -166,9 +166,10 @@ func open(ctx context.Context, o options) (*sqlstore.Store, error) {
 		}
 		return s, nil
 	}
-	// Opening an SQLite path creates the file: refuse a path that is not
-	// there, which is almost always a typo or the wrong directory.
-	if _, err := os.Stat(o.db); err != nil {
+	// A path that is not there is almost always a typo or the wrong
+	// directory.
+	file, _, _ := strings.Cut(o.db, "?")
+	if _, err := os.Stat(file); err != nil {
 		return nil, fmt.Errorf("no audit database at %q (run the demo server first, or pass -db with the server's -audit-db path)", o.db)
 	}
 	s, err := sqlstore.OpenSQLite(ctx, o.db, opts)

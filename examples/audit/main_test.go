@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"database/sql"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,4 +111,56 @@ func TestErrors(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
 		assert.True(t, strings.HasPrefix(errOut, "audit: "), errOut)
 	}
+}
+
+// TestReadsOnly: the reader opens the database read-only: it works on a
+// read-only file (and with "?mode=ro"), changes no byte and creates no
+// file, and says "not a toolmw audit database" for a 0-byte file, an
+// unrelated SQLite file, a text file and a table that is not there,
+// leaving them as they were.
+func TestReadsOnly(t *testing.T) {
+	db := fixture(t)
+	require.NoError(t, os.Chmod(db, 0o444))
+	before := dirState(t, filepath.Dir(db))
+	for _, args := range [][]string{{"-db", db}, {"-db", db + "?mode=ro"}, {"-db", db, "-kind", "all", "-json"}} {
+		out, errOut, code := runAudit(t, args...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		assert.Contains(t, out, "lookup_order", "%v reads the rows", args)
+	}
+	assert.Equal(t, before, dirState(t, filepath.Dir(db)), "no file created or changed")
+
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.db")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	other := filepath.Join(dir, "other.db")
+	odb, err := sql.Open("sqlite", "file:"+other)
+	require.NoError(t, err)
+	_, err = odb.Exec("CREATE TABLE notes (body TEXT)")
+	require.NoError(t, err)
+	require.NoError(t, odb.Close())
+	text := filepath.Join(dir, "text.db")
+	require.NoError(t, os.WriteFile(text, []byte(strings.Repeat("not sqlite ", 500)), 0o600))
+	before = dirState(t, dir)
+	for _, args := range [][]string{{"-db", empty}, {"-db", other}, {"-db", text}, {"-db", db, "-table", "nosuch"}} {
+		out, errOut, code := runAudit(t, args...)
+		assert.Equal(t, 1, code, "%v", args)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, "not a toolmw audit database", "%v", args)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+	}
+	assert.Equal(t, before, dirState(t, dir), "the files are as they were: no table created, no WAL")
+}
+
+// dirState lists a directory's files with their sizes and contents' hashes.
+func dirState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		out[e.Name()] = fmt.Sprintf("%d:%x", len(b), sha256.Sum256(b))
+	}
+	return out
 }
