@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"syscall"
 	"testing"
@@ -106,4 +107,43 @@ func BenchmarkSQLiteChunk(b *testing.B) {
 			b.ReportMetric(float64(b.N*len(rows))/(cpuTime()-cpu0).Seconds(), "rows/cpu-s")
 		})
 	}
+}
+
+// BenchmarkSpoolDrainPostgres fills a spool with b.N rows (in batches of
+// 2,048, the default) while the store is unreachable, then replays it into
+// PostgreSQL from disk, as a restarted process does: rows/s is the drain
+// rate, through the ledger (WriteBatchOnce).
+func BenchmarkSpoolDrainPostgres(b *testing.B) {
+	s, _ := pgBackend().open(b)
+	dir := b.TempDir()
+	sp, err := audit.OpenSpool(dir, audit.SpoolConfig{MaxBytes: 4 << 30, Logger: quiet()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	down := audit.SinkFunc(func(context.Context, []audit.Record) error { return errors.New("down") })
+	w := audit.NewAsync(down, audit.AsyncConfig{Policy: audit.Block, BlockTimeout: time.Minute, Backoff: time.Hour, Spool: sp, Logger: quiet()})
+	rows := benchRows(4096)
+	for i := 0; i < b.N; i++ {
+		w.Emit(context.Background(), rows[i&4095])
+	}
+	_ = w.Close(context.Background())
+	if st := w.Stats(); st.Spooled != uint64(b.N) {
+		b.Fatalf("spooled %d of %d", st.Spooled, b.N)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	sp2, err := audit.OpenSpool(dir, audit.SpoolConfig{MaxBytes: 4 << 30, Logger: quiet()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w2 := audit.NewAsync(s, audit.AsyncConfig{Spool: sp2, Logger: quiet()})
+	if err := w2.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	el := time.Since(start)
+	b.StopTimer()
+	if st := w2.Stats(); st.Replayed != uint64(b.N) {
+		b.Fatalf("replayed %d of %d", st.Replayed, b.N)
+	}
+	b.ReportMetric(float64(b.N)/el.Seconds(), "rows/s")
 }

@@ -74,8 +74,8 @@ type Store struct {
 	dialect  dialect
 	table    string
 	readOnly bool
-	db      *sql.DB       // SQLite
-	pool    *pgxpool.Pool // PostgreSQL
+	db       *sql.DB       // SQLite
+	pool     *pgxpool.Pool // PostgreSQL
 
 	mu     sync.Mutex          // serialises SQLite batches; guards args and closed
 	args   []driver.NamedValue // the SQLite INSERT's arguments, reused

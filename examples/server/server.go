@@ -41,6 +41,7 @@ type config struct {
 	auditDB         string
 	auditPostgres   string
 	auditTable      string
+	auditSpool      string
 	slowTimeout     time.Duration
 	shutdownTimeout time.Duration
 	readTimeout     time.Duration
@@ -64,6 +65,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.auditDB, "audit-db", "toolmw-audit.db", "SQLite audit database `path` (created if missing)")
 	fs.StringVar(&cfg.auditPostgres, "audit-postgres", "", "PostgreSQL audit store `DSN` (overrides -audit-db; also $"+PostgresEnv+")")
 	fs.StringVar(&cfg.auditTable, "audit-table", "", "audit table `name` (default "+sqlstore.DefaultTable+")")
+	fs.StringVar(&cfg.auditSpool, "audit-spool", "", "local `directory` where audit rows wait while the store is down (default: the -audit-db path + .spool, or toolmw-audit.spool with PostgreSQL)")
 	fs.DurationVar(&cfg.slowTimeout, "slow-timeout", 2*time.Second, "deadline of the slow tool (the Timeout interceptor)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may run after SIGINT/SIGTERM before they are cancelled")
 	fs.DurationVar(&cfg.readTimeout, "read-timeout", 30*time.Second, "how long an HTTP client may take to send a whole request, headers and body")
@@ -172,7 +174,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
-	w := audit.NewAsync(store, audit.AsyncConfig{Logger: logger})
+	spoolDir := cfg.auditSpool
+	if spoolDir == "" {
+		spoolDir = "toolmw-audit.spool"
+		if cfg.auditPostgres == "" {
+			spoolDir = strings.SplitN(cfg.auditDB, "?", 2)[0] + ".spool"
+		}
+	}
+	spool, err := audit.OpenSpool(spoolDir, audit.SpoolConfig{Logger: logger})
+	if err != nil {
+		_ = store.Close()
+		return fail(stderr, 1, "%v (pass -audit-spool with a writable directory)", err)
+	}
+	// The recommended configuration: a call never waits on the store; an
+	// outage is absorbed by the spool and replayed once the store is back.
+	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool, Logger: logger}) // logs its Stats on Close
 	defer func() {
 		// The writer first: it flushes its queue into the store.
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
