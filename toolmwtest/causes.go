@@ -1,0 +1,73 @@
+package toolmwtest
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/middleware"
+)
+
+// Causes collects what the server side kept of failures: the raw text of
+// each diagnostics event and the message of each audit row. Wire
+// [Causes.Diagnostics] and [Causes.Emitter] into the chain under test, and a
+// runner checks that every raw cause reached one of them. It is safe for
+// concurrent use; the zero Causes is ready.
+type Causes struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+// Diagnostics returns a diagnostics hook that records each event's raw
+// error, then calls next when it is not nil.
+func (c *Causes) Diagnostics(next middleware.DiagnosticsFunc) middleware.DiagnosticsFunc {
+	return func(ctx context.Context, ev middleware.DiagnosticEvent) {
+		if err := ev.Err; err != nil {
+			c.add(safeText(err.Error))
+		}
+		if next != nil {
+			next(ctx, ev)
+		}
+	}
+}
+
+// Emitter returns an audit emitter that records each row's message, then
+// emits the row to next when it is not nil.
+func (c *Causes) Emitter(next audit.Emitter) audit.Emitter {
+	return audit.EmitterFunc(func(ctx context.Context, r audit.Record) {
+		c.add(r.Message)
+		if next != nil {
+			next.Emit(ctx, r)
+		}
+	})
+}
+
+// Saw reports whether s appears in a recorded diagnostics event or row.
+func (c *Causes) Saw(s string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range c.texts {
+		if strings.Contains(t, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Causes) add(s string) {
+	c.mu.Lock()
+	c.texts = append(c.texts, s)
+	c.mu.Unlock()
+}
+
+// safeText returns f's text, or "" if f panics (an error whose Error method
+// panics, which the kit itself generates).
+func safeText(f func() string) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = ""
+		}
+	}()
+	return f()
+}

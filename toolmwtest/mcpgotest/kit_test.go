@@ -1,0 +1,64 @@
+package mcpgotest_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/toolctx/mcpgo"
+	"github.com/toolmw/toolmw/toolmwtest"
+	"github.com/toolmw/toolmw/toolmwtest/mcpgotest"
+)
+
+func newServer(opts ...server.ServerOption) *server.MCPServer {
+	s := server.NewMCPServer("kit", "1", opts...)
+	s.AddTool(mcp.NewTool("echo", mcp.WithString("text", mcp.Required())),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(req.GetString("text", "")), nil
+		})
+	return s
+}
+
+// TestFindsTheLeaksOfABareServer: mcp-go sends a raw handler error's text
+// to the client as a JSON-RPC error; the kit must say so.
+func TestFindsTheLeaksOfABareServer(t *testing.T) {
+	res, err := mcpgotest.Check(context.Background(), mcpgotest.Config{
+		NewServer:  func() *server.MCPServer { return newServer() },
+		Transports: []mcpgotest.Transport{mcpgotest.StreamableHTTP},
+		Count:      14, // raw shapes only: a bare mcp-go server does not recover panics
+	})
+	require.NoError(t, err)
+	report := res.String()
+	t.Log(report)
+	assert.Contains(t, report, "[mcp-go streamable-http] toolmwtest_fail_000 (raw errors.New): canary at byte", "the report names transport, tool, shape and rule")
+	assert.Contains(t, report, "»"+toolmwtest.CanaryPrefix, "the report highlights the canary")
+}
+
+// TestNothingLeaksThroughToolmw runs the kit against toolmw on every mcp-go
+// transport, with the server side checked too.
+func TestNothingLeaksThroughToolmw(t *testing.T) {
+	causes := new(toolmwtest.Causes)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	chain := middleware.New(
+		audit.Interceptor(causes.Emitter(nil)),
+		middleware.Diagnostics(causes.Diagnostics(nil)),
+		middleware.Normalize(errs.Normalizer{}),
+		middleware.Recover,
+	)
+	res := mcpgotest.Run(t, mcpgotest.Config{
+		NewServer: func() *server.MCPServer {
+			return newServer(mcpgo.ServerOption(chain.Middleware(), mcpgo.WithLogger(quiet)))
+		},
+		Causes: causes,
+	})
+	assert.Greater(t, res.Calls, 400, "every failing tool and the server's own were called on four transports")
+}

@@ -1,0 +1,211 @@
+package mcpgotest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolmw/toolmw/toolmwtest"
+)
+
+// Transport is one of mcp-go's transports.
+type Transport string
+
+// The transports [Run] can use. InProcess records what the client library
+// returns (there are no bytes on that path); the others record every byte.
+const (
+	InProcess      Transport = "in-process"
+	StreamableHTTP Transport = "streamable-http"
+	SSE            Transport = "sse"
+	Stdio          Transport = "stdio"
+)
+
+// Config says what [Run] checks; its fields mean what
+// toolmwtest/mcpsdktest's Config's do.
+type Config struct {
+	// NewServer returns the server under test with its own tools and
+	// toolmw's ServerOption (or not). It is called once per transport;
+	// the kit adds its failing tools.
+	NewServer func() *server.MCPServer
+	// WrapHTTP, if set, wraps the HTTP handlers.
+	WrapHTTP func(http.Handler) http.Handler
+	// Transports to run over. Default: all four.
+	Transports []Transport
+	// Seed and Count choose the failures ([Failures]). Default 1 and 100.
+	Seed  int64
+	Count int
+	// Causes, if set, is checked after the run.
+	Causes *toolmwtest.Causes
+	// Secrets are more strings that must never reach the client.
+	Secrets []string
+	// SkipOwnTools leaves the server's own tools uncalled.
+	SkipOwnTools bool
+	// CallTimeout bounds each call. Default 10s.
+	CallTimeout time.Duration
+}
+
+// Run runs the check and reports each problem with t.Error.
+func Run(t testing.TB, cfg Config) *toolmwtest.Result {
+	t.Helper()
+	res, err := Check(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("toolmwtest: %v", err)
+	}
+	for _, p := range res.Problems {
+		t.Error(p.String())
+	}
+	return res
+}
+
+// Check runs the check and returns what it found.
+func Check(ctx context.Context, cfg Config) (*toolmwtest.Result, error) {
+	if cfg.NewServer == nil {
+		return nil, fmt.Errorf("mcpgotest: Config.NewServer is nil")
+	}
+	if len(cfg.Transports) == 0 {
+		cfg.Transports = []Transport{InProcess, StreamableHTTP, SSE, Stdio}
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = 1
+	}
+	if cfg.Count == 0 {
+		cfg.Count = 100
+	}
+	fs := Failures(cfg.Seed, cfg.Count)
+	opts := toolmwtest.Options{Failures: fs, Secrets: cfg.Secrets, SkipOwnTools: cfg.SkipOwnTools, CallTimeout: cfg.CallTimeout}
+	res := new(toolmwtest.Result)
+	for _, tr := range cfg.Transports {
+		s := cfg.NewServer()
+		AddFailingTools(s, fs)
+		conn, err := connect(ctx, cfg, s, tr)
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", tr, err)
+		}
+		if err := toolmwtest.Exercise(ctx, conn, opts, res); err != nil {
+			return res, err
+		}
+	}
+	if cfg.Causes != nil {
+		toolmwtest.CheckCauses(fs, cfg.Causes, res)
+	}
+	return res, nil
+}
+
+// connect serves s over tr and connects mcp-go's client to it.
+func connect(ctx context.Context, cfg Config, s *server.MCPServer, tr Transport) (toolmwtest.Conn, error) {
+	rec := new(toolmwtest.Recorder)
+	hc := &http.Client{Transport: rec.HTTPTransport(http.DefaultTransport)}
+	wrap := func(h http.Handler) http.Handler {
+		if cfg.WrapHTTP != nil {
+			return cfg.WrapHTTP(h)
+		}
+		return h
+	}
+	var (
+		c    *client.Client
+		stop = func() {}
+		err  error
+	)
+	switch tr {
+	case InProcess:
+		c, err = client.NewInProcessClient(s)
+	case StreamableHTTP:
+		srv := httptest.NewServer(wrap(server.NewStreamableHTTPServer(s)))
+		stop = srv.Close
+		c, err = client.NewStreamableHttpClient(srv.URL+"/mcp", transport.WithHTTPBasicClient(hc))
+	case SSE:
+		sse := server.NewSSEServer(s)
+		srv := httptest.NewServer(wrap(sse))
+		stop = func() { sse.CloseSessions(); srv.Close() }
+		c, err = client.NewSSEMCPClient(srv.URL+"/sse", transport.WithHTTPClient(hc))
+	case Stdio:
+		clientIn, serverOut := io.Pipe()
+		serverIn, clientOut := io.Pipe()
+		ss := server.NewStdioServer(s)
+		ss.SetErrorLogger(log.New(io.Discard, "", 0))
+		lctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = ss.Listen(lctx, serverIn, serverOut) }()
+		stop = func() {
+			cancel()
+			_ = serverIn.Close()
+			_ = serverOut.Close()
+			_ = clientIn.Close()
+			<-done
+		}
+		c = client.NewClient(transport.NewIO(io.TeeReader(clientIn, rec), clientOut, io.NopCloser(strings.NewReader(""))))
+	default:
+		return toolmwtest.Conn{}, fmt.Errorf("unknown transport %q", tr)
+	}
+	if err == nil {
+		err = start(ctx, c)
+	}
+	if err != nil {
+		stop()
+		return toolmwtest.Conn{}, err
+	}
+	return toolmwtest.Conn{
+		Transport: "mcp-go " + string(tr),
+		ListTools: func(ctx context.Context) ([]toolmwtest.Tool, error) {
+			lt, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+			if err != nil {
+				return nil, err
+			}
+			out := make([]toolmwtest.Tool, len(lt.Tools))
+			for i, tool := range lt.Tools {
+				var schema any = tool.InputSchema
+				if len(tool.RawInputSchema) > 0 {
+					schema = tool.RawInputSchema
+				}
+				out[i] = toolmwtest.Tool{Name: tool.Name, InputSchema: schema}
+			}
+			return out, nil
+		},
+		CallTool: func(ctx context.Context, name string, args map[string]any) error {
+			req := mcp.CallToolRequest{}
+			req.Params.Name, req.Params.Arguments = name, args
+			res, err := c.CallTool(ctx, req)
+			if tr == InProcess { // no bytes: record what the client library hands over
+				if b, jerr := json.Marshal(res); jerr == nil && res != nil {
+					_, _ = rec.Write(b)
+				}
+				if err != nil {
+					_, _ = rec.Write([]byte(err.Error()))
+				}
+			}
+			return err
+		},
+		Ping:     c.Ping,
+		Received: rec,
+		Close:    func() { _ = c.Close(); stop() },
+	}, nil
+}
+
+func start(ctx context.Context, c *client.Client) error {
+	// The SSE transport keeps its event stream on Start's context: one that
+	// outlives the run.
+	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "toolmwtest", Version: "0.2.0"}
+	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	if _, err := c.Initialize(ictx, req); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package mcpgotest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolmw/toolmw/toolmwtest"
+)
+
+// Failures returns the failures [Run] registers for seed and n: those of
+// [toolmwtest.Generate], and shapes of mcp-go's own (a handler's own
+// URL-elicitation wire error carrying data, a result whose structured
+// content cannot be encoded, an isError text of mcp.NewToolResultError
+// naming the cause).
+func Failures(seed int64, n int) []toolmwtest.Failure {
+	fs := toolmwtest.Generate(seed, n)
+	r := rand.New(rand.NewSource(seed ^ 0x60))
+	for i := range min(len(sdkShapes), max(1, n/10)) {
+		fs = append(fs, sdkShapes[i](fmt.Sprintf("%s%016x-mcpgo", toolmwtest.CanaryPrefix, r.Uint64())))
+	}
+	return fs
+}
+
+// AddFailingTools registers one tool per failure on s, named as
+// [toolmwtest.ToolName] says; even indexes are plain handlers, odd ones
+// mcp.NewStructuredToolHandler handlers, so both of the SDK's ways of
+// turning an error into a response are tried.
+func AddFailingTools(s *server.MCPServer, fs []toolmwtest.Failure) {
+	for i, f := range fs {
+		tool := mcp.NewToolWithRawSchema(toolmwtest.ToolName(i), "toolmwtest: fails as "+f.Shape, json.RawMessage(`{"type":"object"}`))
+		if i%2 == 0 {
+			s.AddTool(tool, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return result(f) })
+			continue
+		}
+		s.AddTool(tool, mcp.NewStructuredToolHandler(func(context.Context, mcp.CallToolRequest, struct{}) (any, error) {
+			return nil, f.Call()
+		}))
+	}
+}
+
+func result(f toolmwtest.Failure) (*mcp.CallToolResult, error) {
+	err := f.Call()
+	var sr *sdkResult
+	if errors.As(err, &sr) {
+		return sr.res, nil
+	}
+	return nil, err
+}
+
+// sdkResult carries a result, not an error, through Failure.Call.
+type sdkResult struct{ res *mcp.CallToolResult }
+
+func (*sdkResult) Error() string { return "mcpgotest: a result, not an error" }
+
+// unencodable is structured content whose encoding fails with the canary.
+type unencodable struct{ secret string }
+
+func (u unencodable) MarshalJSON() ([]byte, error) {
+	return nil, errors.New("cannot encode " + u.secret)
+}
+
+var sdkShapes = []func(c string) toolmwtest.Failure{
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure("a handler's own URL-elicitation wire error with data", c, toolmwtest.Opaque, func() error {
+			return mcp.URLElicitationRequiredError{Elicitations: []mcp.ElicitationParams{{Mode: "url", Message: c, URL: "https://idp.example/" + c}}}
+		})
+	},
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure("success whose structured content cannot be encoded", c, toolmwtest.Raw, func() error {
+			return &sdkResult{&mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("ok")}, StructuredContent: unencodable{c}}}
+		})
+	},
+}

@@ -1,0 +1,85 @@
+package mcpsdktest_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/toolctx/mcpsdk"
+	"github.com/toolmw/toolmw/toolmwtest"
+	"github.com/toolmw/toolmw/toolmwtest/mcpsdktest"
+)
+
+func bareServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bare"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	return s
+}
+
+// toolmwServer is bareServer behind toolmw's recommended chain, with the
+// kit's recorder on the server side.
+func toolmwServer(causes *toolmwtest.Causes) func() *mcp.Server {
+	return func() *mcp.Server {
+		s := bareServer()
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		chain := middleware.New(
+			audit.Interceptor(causes.Emitter(nil)),
+			middleware.Diagnostics(causes.Diagnostics(nil)),
+			middleware.Normalize(errs.Normalizer{}),
+			middleware.Recover,
+		)
+		mcpsdk.Install(s, chain.Middleware(), mcpsdk.WithFallbackLogger(quiet))
+		return s
+	}
+}
+
+// TestFindsTheLeaksOfABareServer: the go-sdk sends a raw handler error's
+// text to the client; the kit must say so, precisely.
+func TestFindsTheLeaksOfABareServer(t *testing.T) {
+	res, err := mcpsdktest.Check(context.Background(), mcpsdktest.Config{
+		NewServer:  bareServer,
+		Transports: []mcpsdktest.Transport{mcpsdktest.InMemory},
+		Count:      16, // the raw shapes; no panic (the bare SDK would crash)
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Problems, "a bare go-sdk server leaks raw errors")
+	report := res.String()
+	t.Log(report)
+	assert.Contains(t, report, "[in-memory] toolmwtest_fail_000 (raw errors.New): canary at byte", "the report names transport, tool, shape and rule")
+	assert.Contains(t, report, "»"+toolmwtest.CanaryPrefix, "the report highlights the canary")
+	var own int
+	for _, p := range res.Problems {
+		if p.Tool == "echo" {
+			own++
+		}
+	}
+	assert.Zero(t, own, "the server's own tool echoes only what it was given: no finding")
+}
+
+// TestNothingLeaksThroughToolmw runs the whole kit against toolmw on every
+// go-sdk transport, with the server side checked too.
+func TestNothingLeaksThroughToolmw(t *testing.T) {
+	causes := new(toolmwtest.Causes)
+	res := mcpsdktest.Run(t, mcpsdktest.Config{NewServer: toolmwServer(causes), Causes: causes})
+	assert.Greater(t, res.Calls, 400, "every failing tool and the server's own were called on four transports")
+}
+
+func TestFailuresEnv(t *testing.T) {
+	t.Setenv(mcpsdktest.FailuresEnv, "nonsense")
+	err := mcpsdktest.AddFailingToolsFromEnv(mcp.NewServer(&mcp.Implementation{Name: "x"}, nil))
+	require.Error(t, err)
+	assert.True(t, strings.Contains(err.Error(), `want "seed,count"`), "the error says what to write: %v", err)
+}

@@ -1,0 +1,130 @@
+package mcpsdktest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolmw/toolmw/toolmwtest"
+)
+
+// FailuresEnv is the environment variable through which [Run] tells a
+// server binary served over stdio ([Command]) which failures to register:
+// "seed,count". The binary calls [AddFailingToolsFromEnv].
+const FailuresEnv = "TOOLMWTEST_FAILURES"
+
+// Failures returns the failures [Run] registers for seed and n: those of
+// [toolmwtest.Generate], and shapes of the go-sdk's own (a handler's own
+// *jsonrpc.Error with a protocol-looking code, a result whose structured
+// content cannot be encoded).
+func Failures(seed int64, n int) []toolmwtest.Failure {
+	fs := toolmwtest.Generate(seed, n)
+	r := rand.New(rand.NewSource(seed ^ 0x5eed))
+	for i := range min(len(sdkShapes), max(1, n/10)) {
+		fs = append(fs, sdkShapes[i](fmt.Sprintf("%s%016x-sdk", toolmwtest.CanaryPrefix, r.Uint64())))
+	}
+	return fs
+}
+
+// AddFailingTools registers one tool per failure on s, named as
+// [toolmwtest.ToolName] says; even indexes are raw [mcp.ToolHandler]s, odd ones typed
+// handlers registered with [mcp.AddTool], so both of the SDK's ways of
+// turning an error into a response are tried. Register them before
+// installing toolmw or after: the adapter wraps natively registered tools.
+func AddFailingTools(s *mcp.Server, fs []toolmwtest.Failure) {
+	for i, f := range fs {
+		name := toolmwtest.ToolName(i)
+		desc := "toolmwtest: fails as " + f.Shape
+		if i%2 == 0 {
+			s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return result(f)
+				})
+			continue
+		}
+		mcp.AddTool(s, &mcp.Tool{Name: name, Description: desc},
+			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				res, err := result(f)
+				return res, nil, err
+			})
+	}
+}
+
+// AddFailingToolsFromEnv registers the failures [Run] asks for through
+// [FailuresEnv], in a server binary served over stdio; it does nothing when
+// the variable is unset, and returns an error when it is malformed.
+func AddFailingToolsFromEnv(s *mcp.Server) error {
+	v := os.Getenv(FailuresEnv)
+	if v == "" {
+		return nil
+	}
+	seed, n, err := parseFailuresEnv(v)
+	if err != nil {
+		return err
+	}
+	AddFailingTools(s, Failures(seed, n))
+	return nil
+}
+
+func parseFailuresEnv(v string) (seed int64, n int, err error) {
+	a, b, ok := strings.Cut(v, ",")
+	if ok {
+		seed, err = strconv.ParseInt(a, 10, 64)
+	}
+	if ok && err == nil {
+		n, err = strconv.Atoi(b)
+	}
+	if !ok || err != nil || n < 0 {
+		return 0, 0, fmt.Errorf("mcpsdktest: %s=%q: want \"seed,count\", such as \"1,100\"", FailuresEnv, v)
+	}
+	return seed, n, nil
+}
+
+// result runs a failure: a *sdkResult failure returns its result, any
+// other returns its error (or panics, or calls runtime.Goexit).
+func result(f toolmwtest.Failure) (*mcp.CallToolResult, error) {
+	err := f.Call()
+	var sr *sdkResult
+	if errors.As(err, &sr) {
+		return sr.res, nil
+	}
+	return nil, err
+}
+
+// sdkResult carries a result, not an error, through Failure.Call.
+type sdkResult struct{ res *mcp.CallToolResult }
+
+func (*sdkResult) Error() string { return "mcpsdktest: a result, not an error" }
+
+// unencodable is structured content whose encoding fails with the canary.
+type unencodable struct{ secret string }
+
+func (u unencodable) MarshalJSON() ([]byte, error) {
+	return nil, errors.New("cannot encode " + u.secret)
+}
+
+var sdkShapes = []func(c string) toolmwtest.Failure{
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure("a handler's own *jsonrpc.Error shaped like unknown tool", c, toolmwtest.Raw, func() error {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", c), Data: json.RawMessage(strconv.Quote(c))}
+		})
+	},
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure("a handler's own *jsonrpc.Error with internal code and data", c, toolmwtest.Raw, func() error {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: c, Data: json.RawMessage(`{"dsn":` + strconv.Quote(c) + `}`)}
+		})
+	},
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure("success whose structured content cannot be encoded", c, toolmwtest.Raw, func() error {
+			return &sdkResult{&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}, StructuredContent: unencodable{c}}}
+		})
+	},
+}

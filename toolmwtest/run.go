@@ -1,0 +1,274 @@
+package toolmwtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ToolPrefix starts the name of every failing tool the SDK runners
+// register; [ToolName] gives the whole name.
+const ToolPrefix = "toolmwtest_fail_"
+
+// ToolName returns the name of the failing tool for the i-th failure.
+func ToolName(i int) string { return fmt.Sprintf("%s%03d", ToolPrefix, i) }
+
+// Tool is a tool as the client listed it.
+type Tool struct {
+	Name string
+	// InputSchema is the tool's input schema in any JSON-encodable form.
+	InputSchema any
+}
+
+// Conn is a client connected to the server under test, as an SDK runner
+// provides it: the SDK's own client behind three functions, and every byte
+// the client received from the server.
+type Conn struct {
+	// Transport names the transport, for reports.
+	Transport string
+	ListTools func(ctx context.Context) ([]Tool, error)
+	// CallTool calls a tool; its error is the SDK client's (a protocol
+	// error, a broken connection), not the tool's isError result.
+	CallTool func(ctx context.Context, name string, args map[string]any) error
+	Ping     func(ctx context.Context) error
+	// Received has every byte the client received, in order.
+	Received *Recorder
+	// Close ends the session and stops the server.
+	Close func()
+}
+
+// Options says what [Exercise] checks.
+type Options struct {
+	// Failures are the failing tools registered on the server, by index
+	// (see [ToolName]).
+	Failures []Failure
+	// Secrets are more strings that must never reach the client.
+	Secrets []string
+	// SkipOwnTools leaves the server's own tools uncalled.
+	SkipOwnTools bool
+	// CallTimeout bounds each call, the ping after it and closing the
+	// connection. Default 10s.
+	CallTimeout time.Duration
+}
+
+// Problem is one thing a run found wrong.
+type Problem struct {
+	// Transport, Tool and Shape say where: Shape is the failure's shape,
+	// or the arguments given to one of the server's own tools.
+	Transport, Tool, Shape string
+	// Finding is what the client received, for a leak; zero otherwise.
+	Finding Finding
+	// Issue describes a problem that is not a leak (the server stopped
+	// answering, a cause was lost).
+	Issue string
+}
+
+// String renders the problem for a test failure.
+func (p Problem) String() string {
+	what := p.Issue
+	if what == "" {
+		what = p.Finding.String()
+	}
+	return fmt.Sprintf("[%s] %s (%s): %s", p.Transport, p.Tool, p.Shape, what)
+}
+
+// Result is what runs did and found. The zero Result is ready for
+// [Exercise] to add to.
+type Result struct {
+	// Calls is how many tool calls were made.
+	Calls int
+	// Problems are the leaks and failures found, in the order found.
+	Problems []Problem
+
+	called map[string]bool // canaries of the failures called
+}
+
+// String renders the result as a report.
+func (r *Result) String() string {
+	if len(r.Problems) == 0 {
+		return fmt.Sprintf("toolmwtest: %d calls, nothing leaked", r.Calls)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "toolmwtest: %d calls, %d problems:\n", r.Calls, len(r.Problems))
+	for _, p := range r.Problems {
+		b.WriteString("  ")
+		b.WriteString(p.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func (r *Result) problem(p Problem) { r.Problems = append(r.Problems, p) }
+
+// Exercise calls every tool conn lists — each failing tool once, each of
+// the server's own with arguments made from its input schema (valid, none,
+// each property of the wrong type) — and adds to res a problem for each
+// canary, secret, Go stack or source path in what the client received
+// during the call, for a call with no answer within the timeout, and for a
+// server that no longer answers a ping; it stops at the first call that
+// hangs or kills the server. It closes conn.
+func Exercise(ctx context.Context, conn Conn, opts Options, res *Result) error {
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = 10 * time.Second
+	}
+	defer func() {
+		if !within(opts.CallTimeout, conn.Close) {
+			res.problem(Problem{Transport: conn.Transport, Tool: "-", Shape: "closing the session",
+				Issue: fmt.Sprintf("closing the client and the server did not finish within %v: a call still runs", opts.CallTimeout)})
+		}
+	}()
+	secrets := append(canaries(opts.Failures), opts.Secrets...)
+	failing := map[string]Failure{}
+	for i, f := range opts.Failures {
+		failing[ToolName(i)] = f
+	}
+	lctx, cancel := context.WithTimeout(ctx, opts.CallTimeout)
+	tools, err := conn.ListTools(lctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%s: list tools: %w", conn.Transport, err)
+	}
+	if res.called == nil {
+		res.called = map[string]bool{}
+	}
+	for _, tool := range tools {
+		var calls []call
+		if f, ok := failing[tool.Name]; ok {
+			calls = []call{{shape: f.Shape, args: map[string]any{}}}
+			res.called[f.Canary] = true
+		} else if !opts.SkipOwnTools {
+			calls = argumentsFor(tool.InputSchema)
+		}
+		for _, c := range calls {
+			if !exercise(ctx, conn, opts, secrets, tool.Name, c, res) {
+				return nil // the server hangs or is gone: reported
+			}
+		}
+	}
+	return nil
+}
+
+// exercise makes one call and checks what came back; it reports whether
+// the server still answers.
+func exercise(ctx context.Context, conn Conn, opts Options, secrets []string, tool string, c call, res *Result) bool {
+	from := conn.Received.Len()
+	cctx, cancel := context.WithTimeout(ctx, opts.CallTimeout)
+	err := conn.CallTool(cctx, tool, c.args)
+	cancel()
+	res.Calls++
+	seen := map[string]bool{}
+	for _, f := range Scan(conn.Received.Since(from), secrets) {
+		if key := f.What + "\x00" + f.Match; !seen[key] { // the first of each is enough
+			seen[key] = true
+			res.problem(Problem{Transport: conn.Transport, Tool: tool, Shape: c.shape, Finding: f})
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		res.problem(Problem{Transport: conn.Transport, Tool: tool, Shape: c.shape, Issue: fmt.Sprintf("no answer within %v", opts.CallTimeout)})
+		return false // a server that hangs one call may hang the next
+	}
+	pctx, cancel := context.WithTimeout(ctx, opts.CallTimeout)
+	defer cancel()
+	if err := conn.Ping(pctx); err != nil {
+		res.problem(Problem{Transport: conn.Transport, Tool: tool, Shape: c.shape, Issue: "the server stopped answering after this call: " + err.Error()})
+		return false
+	}
+	return true
+}
+
+// CheckCauses adds to res a problem for each raw or panic failure that was
+// called and whose canary causes did not see.
+func CheckCauses(fs []Failure, causes *Causes, res *Result) {
+	for _, f := range fs {
+		if (f.Kind == Raw || f.Kind == Panic) && res.called[f.Canary] && !causes.Saw(f.Canary) {
+			res.problem(Problem{Transport: "server side", Tool: "-", Shape: f.Shape,
+				Issue: "the raw cause reached neither diagnostics nor the audit log"})
+		}
+	}
+}
+
+func canaries(fs []Failure) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Canary
+	}
+	return out
+}
+
+// within runs f and reports whether it returned within d; when it did not,
+// f goes on in its goroutine (the server under test is broken).
+func within(d time.Duration, f func()) bool {
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// Recorder keeps every byte written to it, in order; it is safe for
+// concurrent use. SDK runners tee what the client receives into one.
+type Recorder struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (r *Recorder) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.Write(p)
+}
+
+// Len returns how many bytes were written.
+func (r *Recorder) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.Len()
+}
+
+// Since returns a copy of what was written after the first n bytes.
+func (r *Recorder) Since(n int) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return bytes.Clone(r.buf.Bytes()[n:])
+}
+
+// Tee returns rc, every byte read from it also written to r.
+func (r *Recorder) Tee(rc io.ReadCloser) io.ReadCloser {
+	return readCloser{io.TeeReader(rc, r), rc}
+}
+
+// HTTPTransport returns next, every response's status line and body also
+// written to r as the client reads them.
+func (r *Recorder) HTTPTransport(next http.RoundTripper) http.RoundTripper {
+	return recordingTransport{next: next, rec: r}
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+type recordingTransport struct {
+	next http.RoundTripper
+	rec  *Recorder
+}
+
+func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	fmt.Fprintf(t.rec, "HTTP %d\n", resp.StatusCode)
+	resp.Body = t.rec.Tee(resp.Body)
+	return resp, nil
+}
