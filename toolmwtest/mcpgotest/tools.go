@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -28,13 +29,14 @@ func Failures(seed int64, n int) []toolmwtest.Failure {
 }
 
 // AddFailingTools registers one tool per failure on s, named as
-// [toolmwtest.ToolName] says; even indexes are plain handlers, odd ones
-// mcp.NewStructuredToolHandler handlers, so both of the SDK's ways of
-// turning an error into a response are tried.
+// [toolmwtest.ToolName] says; even indexes (and mcp-go's own shapes, which
+// return results) are plain handlers, odd ones mcp.NewStructuredToolHandler
+// handlers, so both of the SDK's ways of turning an error into a response
+// are tried.
 func AddFailingTools(s *server.MCPServer, fs []toolmwtest.Failure) {
 	for i, f := range fs {
 		tool := mcp.NewToolWithRawSchema(toolmwtest.ToolName(i), "toolmwtest: fails as "+f.Shape, json.RawMessage(`{"type":"object"}`))
-		if i%2 == 0 {
+		if i%2 == 0 || strings.HasPrefix(f.Shape, ownShape) {
 			s.AddTool(tool, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return result(f) })
 			continue
 		}
@@ -65,14 +67,17 @@ func (u unencodable) MarshalJSON() ([]byte, error) {
 	return nil, errors.New("cannot encode " + u.secret)
 }
 
+// ownShape starts the shape of mcp-go's own failures.
+const ownShape = "mcp-go: "
+
 var sdkShapes = []func(c string) toolmwtest.Failure{
 	func(c string) toolmwtest.Failure {
-		return toolmwtest.NewFailure("a handler's own URL-elicitation wire error with data", c, toolmwtest.Opaque, func() error {
+		return toolmwtest.NewFailure(ownShape+"a handler's own URL-elicitation wire error with data", c, toolmwtest.Opaque, func() error {
 			return mcp.URLElicitationRequiredError{Elicitations: []mcp.ElicitationParams{{Mode: "url", Message: c, URL: "https://idp.example/" + c}}}
 		})
 	},
 	func(c string) toolmwtest.Failure {
-		return toolmwtest.NewFailure("success whose structured content cannot be encoded", c, toolmwtest.Raw, func() error {
+		return toolmwtest.NewFailure(ownShape+"success whose structured content cannot be encoded", c, toolmwtest.Raw, func() error {
 			return &sdkResult{&mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("ok")}, StructuredContent: unencodable{c}}}
 		})
 	},
