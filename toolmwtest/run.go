@@ -36,7 +36,9 @@ type Conn struct {
 	// CallTool calls a tool; its error is the SDK client's (a protocol
 	// error, a broken connection), not the tool's isError result.
 	CallTool func(ctx context.Context, name string, args map[string]any) error
-	Ping     func(ctx context.Context) error
+	// Ping tells whether the server still answers: it must send a request
+	// and wait for its answer.
+	Ping func(ctx context.Context) error
 	// Received has every byte the client received, in order.
 	Received *Recorder
 	// Close ends the session and stops the server.

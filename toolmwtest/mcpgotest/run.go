@@ -187,7 +187,12 @@ func connect(ctx context.Context, cfg Config, s *server.MCPServer, tr Transport)
 			}
 			return err
 		},
-		Ping:     c.Ping,
+		// A liveness probe that sends a request: mcp-go's Ping sends
+		// nothing on protocol 2026-07-28 connections.
+		Ping: func(ctx context.Context) error {
+			_, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+			return err
+		},
 		Received: rec,
 		Close:    func() { _ = c.Close(); stop() },
 	}, nil
