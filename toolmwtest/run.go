@@ -36,9 +36,10 @@ type Conn struct {
 	// CallTool calls a tool; its error is the SDK client's (a protocol
 	// error, a broken connection), not the tool's isError result.
 	CallTool func(ctx context.Context, name string, args map[string]any) error
-	// Ping tells whether the server still answers: it must send a request
-	// and wait for its answer.
-	Ping func(ctx context.Context) error
+	// Alive tells whether the server still answers: it must send a
+	// request and wait for its answer (tools/list does; ping is gone from
+	// protocol 2026-07-28).
+	Alive func(ctx context.Context) error
 	// Received has every byte the client received, in order.
 	Received *Recorder
 	// Close ends the session and stops the server.
@@ -54,7 +55,7 @@ type Options struct {
 	Secrets []string
 	// SkipOwnTools leaves the server's own tools uncalled.
 	SkipOwnTools bool
-	// CallTimeout bounds each call, the ping after it and closing the
+	// CallTimeout bounds each call, the liveness probe after it and closing the
 	// connection. Default 10s.
 	CallTimeout time.Duration
 }
@@ -113,7 +114,7 @@ func (r *Result) problem(p Problem) { r.Problems = append(r.Problems, p) }
 // each property of the wrong type) — and adds to res a problem for each
 // canary, secret, Go stack or source path in what the client received
 // during the call, for a call with no answer within the timeout, and for a
-// server that no longer answers a ping; it stops at the first call that
+// server that no longer answers; it stops at the first call that
 // hangs or kills the server. It closes conn.
 func Exercise(ctx context.Context, conn Conn, opts Options, res *Result) error {
 	if opts.CallTimeout <= 0 {
@@ -177,7 +178,7 @@ func exercise(ctx context.Context, conn Conn, opts Options, secrets []string, to
 	}
 	pctx, cancel := context.WithTimeout(ctx, opts.CallTimeout)
 	defer cancel()
-	if err := conn.Ping(pctx); err != nil {
+	if err := conn.Alive(pctx); err != nil {
 		res.problem(Problem{Transport: conn.Transport, Tool: tool, Shape: c.shape, Issue: "the server stopped answering after this call: " + err.Error()})
 		return false
 	}

@@ -187,9 +187,8 @@ func connect(ctx context.Context, cfg Config, s *server.MCPServer, tr Transport)
 			}
 			return err
 		},
-		// A liveness probe that sends a request: mcp-go's Ping sends
-		// nothing on protocol 2026-07-28 connections.
-		Ping: func(ctx context.Context) error {
+		// mcp-go's Ping sends nothing on protocol 2026-07-28 connections.
+		Alive: func(ctx context.Context) error {
 			_, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 			return err
 		},

@@ -195,7 +195,10 @@ func connect(ctx context.Context, cfg Config, fs []toolmwtest.Failure, tr Transp
 			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 			return err
 		},
-		Ping:     func(ctx context.Context) error { return cs.Ping(ctx, nil) },
+		Alive: func(ctx context.Context) error {
+			_, err := cs.ListTools(ctx, nil)
+			return err
+		},
 		Received: rec,
 		Close:    func() { _ = cs.Close(); stop() },
 	}, nil
