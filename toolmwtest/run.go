@@ -16,6 +16,11 @@ import (
 // register; [ToolName] gives the whole name.
 const ToolPrefix = "toolmwtest_fail_"
 
+// AliveTool is the tool the SDK runners register next to the failing ones:
+// it answers "ok", and a call to it after each call tells that the server
+// still answers (cheaper than listing hundreds of tools).
+const AliveTool = "toolmwtest_alive"
+
 // ToolName returns the name of the failing tool for the i-th failure.
 func ToolName(i int) string { return fmt.Sprintf("%s%03d", ToolPrefix, i) }
 
@@ -36,9 +41,9 @@ type Conn struct {
 	// CallTool calls a tool; its error is the SDK client's (a protocol
 	// error, a broken connection), not the tool's isError result.
 	CallTool func(ctx context.Context, name string, args map[string]any) error
-	// Alive tells whether the server still answers: it must send a
-	// request and wait for its answer (tools/list does; ping is gone from
-	// protocol 2026-07-28).
+	// Alive tells whether the server still answers when it has no
+	// [AliveTool]: it must send a request and wait for its answer
+	// (tools/list does; ping is gone from protocol 2026-07-28).
 	Alive func(ctx context.Context) error
 	// Received has every byte the client received, in order.
 	Received *Recorder
@@ -140,8 +145,17 @@ func Exercise(ctx context.Context, conn Conn, opts Options, res *Result) error {
 	if res.called == nil {
 		res.called = map[string]bool{}
 	}
+	alive := conn.Alive
+	for _, tool := range tools {
+		if tool.Name == AliveTool {
+			alive = func(ctx context.Context) error { return conn.CallTool(ctx, AliveTool, nil) }
+		}
+	}
 	for _, tool := range tools {
 		var calls []call
+		if tool.Name == AliveTool {
+			continue
+		}
 		if f, ok := failing[tool.Name]; ok {
 			calls = []call{{shape: f.Shape, args: map[string]any{}}}
 			res.called[f.Canary] = true
@@ -149,7 +163,7 @@ func Exercise(ctx context.Context, conn Conn, opts Options, res *Result) error {
 			calls = argumentsFor(tool.InputSchema)
 		}
 		for _, c := range calls {
-			if !exercise(ctx, conn, opts, secrets, tool.Name, c, res) {
+			if !exercise(ctx, conn, alive, opts, secrets, tool.Name, c, res) {
 				return nil // the server hangs or is gone: reported
 			}
 		}
@@ -159,7 +173,7 @@ func Exercise(ctx context.Context, conn Conn, opts Options, res *Result) error {
 
 // exercise makes one call and checks what came back; it reports whether
 // the server still answers.
-func exercise(ctx context.Context, conn Conn, opts Options, secrets []string, tool string, c call, res *Result) bool {
+func exercise(ctx context.Context, conn Conn, alive func(context.Context) error, opts Options, secrets []string, tool string, c call, res *Result) bool {
 	from := conn.Received.Len()
 	cctx, cancel := context.WithTimeout(ctx, opts.CallTimeout)
 	err := conn.CallTool(cctx, tool, c.args)
@@ -178,7 +192,7 @@ func exercise(ctx context.Context, conn Conn, opts Options, secrets []string, to
 	}
 	pctx, cancel := context.WithTimeout(ctx, opts.CallTimeout)
 	defer cancel()
-	if err := conn.Alive(pctx); err != nil {
+	if err := alive(pctx); err != nil {
 		res.problem(Problem{Transport: conn.Transport, Tool: tool, Shape: c.shape, Issue: "the server stopped answering after this call: " + err.Error()})
 		return false
 	}

@@ -29,11 +29,15 @@ func Failures(seed int64, n int) []toolmwtest.Failure {
 }
 
 // AddFailingTools registers one tool per failure on s, named as
-// [toolmwtest.ToolName] says; even indexes (and mcp-go's own shapes, which
+// [toolmwtest.ToolName] says, and [toolmwtest.AliveTool]; even indexes (and mcp-go's own shapes, which
 // return results) are plain handlers, odd ones mcp.NewStructuredToolHandler
 // handlers, so both of the SDK's ways of turning an error into a response
 // are tried.
 func AddFailingTools(s *server.MCPServer, fs []toolmwtest.Failure) {
+	s.AddTool(mcp.NewToolWithRawSchema(toolmwtest.AliveTool, "toolmwtest: answers ok", json.RawMessage(`{"type":"object"}`)),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ok"), nil
+		})
 	for i, f := range fs {
 		tool := mcp.NewToolWithRawSchema(toolmwtest.ToolName(i), "toolmwtest: fails as "+f.Shape, json.RawMessage(`{"type":"object"}`))
 		if i%2 == 0 || strings.HasPrefix(f.Shape, ownShape) {

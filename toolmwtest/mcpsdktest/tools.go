@@ -35,11 +35,15 @@ func Failures(seed int64, n int) []toolmwtest.Failure {
 }
 
 // AddFailingTools registers one tool per failure on s, named as
-// [toolmwtest.ToolName] says; even indexes are raw [mcp.ToolHandler]s, odd ones typed
+// [toolmwtest.ToolName] says, and [toolmwtest.AliveTool]; even indexes are raw [mcp.ToolHandler]s, odd ones typed
 // handlers registered with [mcp.AddTool], so both of the SDK's ways of
 // turning an error into a response are tried. Register them before
 // installing toolmw or after: the adapter wraps natively registered tools.
 func AddFailingTools(s *mcp.Server, fs []toolmwtest.Failure) {
+	s.AddTool(&mcp.Tool{Name: toolmwtest.AliveTool, Description: "toolmwtest: answers ok", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		})
 	for i, f := range fs {
 		name := toolmwtest.ToolName(i)
 		desc := "toolmwtest: fails as " + f.Shape
