@@ -23,7 +23,7 @@ type Causes struct {
 // error, then calls next when it is not nil.
 func (c *Causes) Diagnostics(next middleware.DiagnosticsFunc) middleware.DiagnosticsFunc {
 	return func(ctx context.Context, ev middleware.DiagnosticEvent) {
-		if err := ev.Err; err != nil {
+		if err := ev.Cause(); err != nil {
 			c.add(safeText(err.Error))
 		}
 		if next != nil {
