@@ -56,7 +56,7 @@ func TestNothingLeaksThroughToolmw(t *testing.T) {
 	)
 	res := mcpgotest.Run(t, mcpgotest.Config{
 		NewServer: func() *server.MCPServer {
-			return newServer(mcpgo.ServerOption(chain.Middleware(), mcpgo.WithLogger(quiet)))
+			return newServer(mcpgo.ServerOption(chain.Middleware(), mcpgo.WithFallbackLogger(quiet)))
 		},
 		Causes: causes,
 	})
