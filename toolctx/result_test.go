@@ -482,3 +482,17 @@ func TestScrubbedResult(t *testing.T) {
 	assert.Equal(t, errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}, *bad.Error, "an invalid envelope is repaired")
 	assert.Error(t, toolctx.ScrubbedResult(pub, nil).Cause(), "a nil cause is recorded as a failure")
 }
+
+func TestEnvelopeWithoutIsErrorIsAFailure(t *testing.T) {
+	bg := context.Background()
+	pub := errs.Public{Code: errs.CodeNotFound, Message: "no such invoice"}
+	hand := &toolctx.CallResult{Error: &pub}
+	assert.True(t, hand.Failed(), "Failed says so")
+	assert.Equal(t, toolctx.Outcome{Failed: true, Public: pub}, toolctx.Classify(bg, hand, errs.Normalizer{}), "Classify does not take it for a success")
+	out := toolctx.Normalized(bg, hand, errs.Normalizer{})
+	require.NotSame(t, hand, out, "repaired in a copy")
+	assert.True(t, out.IsError, "Normalized sets IsError")
+	assert.False(t, hand.IsError, "the original is not changed")
+	assert.False(t, toolctx.TextResult("ok").Failed(), "a success is not")
+	assert.True(t, (*toolctx.CallResult)(nil).Failed(), "a nil result is")
+}
