@@ -532,6 +532,7 @@ func (a *Async) write() {
 				continue
 			}
 			if ok {
+				a.spool.prefetch() // the next batch is read while this one is written
 				if !a.replay(e, recs, closing) {
 					return // Close gave up, or the sink failed during Close: the rest stays spooled
 				}

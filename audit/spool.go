@@ -97,6 +97,7 @@ type Spool struct {
 	dirty    bool   // appended since the last fsync
 	closed   bool
 	notify   chan struct{}
+	loaders  sync.WaitGroup // prefetch goroutines
 }
 
 type segment struct {
@@ -113,6 +114,8 @@ type entry struct {
 	seq  uint64
 	rows int
 	recs []Record // decoded, or nil to read from disk
+	// loading is set while prefetch decodes recs.
+	loading bool
 }
 
 const (
@@ -469,27 +472,61 @@ func (s *Spool) peek() (e *entry, recs []Record, ok bool, err error) {
 		return nil, nil, false, nil
 	}
 	e = s.pending[0]
+	recs = e.recs
 	s.mu.Unlock()
-	if e.recs != nil {
-		return e, e.recs, true, nil
+	if recs != nil {
+		return e, recs, true, nil
 	}
+	recs, err = s.read(e)
+	return e, recs, true, err
+}
+
+// prefetch decodes the batch after the oldest in the background, so that
+// the replay reads the next batch while it writes this one.
+func (s *Spool) prefetch() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) < 2 || s.closed {
+		return
+	}
+	e := s.pending[1]
+	if e.recs != nil || e.loading || s.cached+e.rows > s.cacheMax {
+		return
+	}
+	e.loading = true
+	s.loaders.Add(1)
+	go func() {
+		defer s.loaders.Done()
+		recs, err := s.read(e)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		e.loading = false
+		if err == nil && e.seg.pending > 0 && e.recs == nil && slices.Contains(s.pending, e) {
+			e.recs = recs
+			s.cached += e.rows
+		}
+	}()
+}
+
+// read decodes a batch from its segment file.
+func (s *Spool) read(e *entry) (recs []Record, err error) {
 	f, err := os.Open(s.segPath(e.seg.num))
 	if err != nil {
-		return e, nil, true, fmt.Errorf("audit: spool %q: %w", s.dir, err)
+		return nil, fmt.Errorf("audit: spool %q: %w", s.dir, err)
 	}
 	defer f.Close()
 	buf := make([]byte, e.n)
 	if _, err := f.ReadAt(buf, e.off); err != nil {
-		return e, nil, true, fmt.Errorf("audit: spool %q: read: %w", s.dir, err)
+		return nil, fmt.Errorf("audit: spool %q: read: %w", s.dir, err)
 	}
 	_, payload, _, good := parseFrame(buf)
 	if !good {
-		return e, nil, true, fmt.Errorf("audit: spool %q: the batch at %s:%d is damaged", s.dir, s.segPath(e.seg.num), e.off)
+		return nil, fmt.Errorf("audit: spool %q: the batch at %s:%d is damaged", s.dir, s.segPath(e.seg.num), e.off)
 	}
 	if err := json.Unmarshal(payload, &recs); err != nil {
-		return e, nil, true, fmt.Errorf("audit: spool %q: decode: %w", s.dir, err)
+		return nil, fmt.Errorf("audit: spool %q: decode: %w", s.dir, err)
 	}
-	return e, recs, true, nil
+	return recs, nil
 }
 
 // ack removes the oldest batch (e, from peek): it is in the store. A
@@ -543,6 +580,7 @@ func (s *Spool) lowWater() uint64 {
 // Close makes what was appended durable and releases the directory. The
 // [Async] that owns the spool closes it.
 func (s *Spool) Close() error {
+	s.loaders.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
