@@ -15,8 +15,9 @@ import (
 // runner checks that every raw cause reached one of them. It is safe for
 // concurrent use; the zero Causes is ready.
 type Causes struct {
-	mu    sync.Mutex
-	texts []string
+	mu          sync.Mutex
+	diagnostics []string // the raw text of each diagnostics event
+	rows        []string // the message of each audit row
 }
 
 // Diagnostics returns a diagnostics hook that records each event's raw
@@ -24,7 +25,7 @@ type Causes struct {
 func (c *Causes) Diagnostics(next middleware.DiagnosticsFunc) middleware.DiagnosticsFunc {
 	return func(ctx context.Context, ev middleware.DiagnosticEvent) {
 		if err := ev.Cause(); err != nil {
-			c.add(safeText(err.Error))
+			c.add(&c.diagnostics, safeText(err.Error))
 		}
 		if next != nil {
 			next(ctx, ev)
@@ -36,7 +37,7 @@ func (c *Causes) Diagnostics(next middleware.DiagnosticsFunc) middleware.Diagnos
 // emits the row to next when it is not nil.
 func (c *Causes) Emitter(next audit.Emitter) audit.Emitter {
 	return audit.EmitterFunc(func(ctx context.Context, r audit.Record) {
-		c.add(r.Message)
+		c.add(&c.rows, r.Message)
 		if next != nil {
 			next.Emit(ctx, r)
 		}
@@ -44,10 +45,18 @@ func (c *Causes) Emitter(next audit.Emitter) audit.Emitter {
 }
 
 // Saw reports whether s appears in a recorded diagnostics event or row.
-func (c *Causes) Saw(s string) bool {
+func (c *Causes) Saw(s string) bool { return c.SawDiagnostic(s) || c.SawRow(s) }
+
+// SawDiagnostic reports whether s appears in a recorded diagnostics event.
+func (c *Causes) SawDiagnostic(s string) bool { return c.contains(&c.diagnostics, s) }
+
+// SawRow reports whether s appears in a recorded audit row's message.
+func (c *Causes) SawRow(s string) bool { return c.contains(&c.rows, s) }
+
+func (c *Causes) contains(list *[]string, s string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, t := range c.texts {
+	for _, t := range *list {
 		if strings.Contains(t, s) {
 			return true
 		}
@@ -55,9 +64,9 @@ func (c *Causes) Saw(s string) bool {
 	return false
 }
 
-func (c *Causes) add(s string) {
+func (c *Causes) add(list *[]string, s string) {
 	c.mu.Lock()
-	c.texts = append(c.texts, s)
+	*list = append(*list, s)
 	c.mu.Unlock()
 }
 

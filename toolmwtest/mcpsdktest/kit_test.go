@@ -83,3 +83,28 @@ func TestFailuresEnv(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), `want "seed,count"`), "the error says what to write: %v", err)
 }
+
+// TestBehaviourTableThroughToolmw: the recommended chain keeps every row.
+func TestBehaviourTableThroughToolmw(t *testing.T) {
+	causes := new(toolmwtest.Causes)
+	res, err := mcpsdktest.CheckBehaviour(context.Background(), mcpsdktest.BehaviourConfig{NewServer: toolmwServer(causes), Causes: causes})
+	require.NoError(t, err)
+	assert.Empty(t, res.Problems, "%s", res)
+	assert.Equal(t, 8, res.Calls, "one call per row, and one more after the panic")
+}
+
+// TestBehaviourTableFindsAMissingHook: a chain that never reports to
+// diagnostics breaks the table's diagnostics column, and the check says so.
+func TestBehaviourTableFindsAMissingHook(t *testing.T) {
+	causes := new(toolmwtest.Causes)
+	noDiagnostics := func() *mcp.Server {
+		s := bareServer()
+		chain := middleware.New(audit.Interceptor(causes.Emitter(nil)), middleware.Normalize(errs.Normalizer{}), middleware.Recover)
+		mcpsdk.Install(s, chain.Middleware())
+		return s
+	}
+	res, err := mcpsdktest.CheckBehaviour(context.Background(), mcpsdktest.BehaviourConfig{NewServer: noDiagnostics, Causes: causes})
+	require.NoError(t, err)
+	require.Len(t, res.Problems, 1, "%s", res)
+	assert.Contains(t, res.Problems[0].Issue, "reached no diagnostics event", "the problem names the column broken")
+}
