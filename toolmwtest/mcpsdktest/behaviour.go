@@ -192,7 +192,9 @@ func (b *behaviour) check(ctx context.Context) {
 // unencodableRow is structured content whose encoding fails with the secret.
 type unencodableRow struct{ secret string }
 
-func (u unencodableRow) MarshalJSON() ([]byte, error) { return nil, errors.New("cannot encode " + u.secret) }
+func (u unencodableRow) MarshalJSON() ([]byte, error) {
+	return nil, errors.New("cannot encode " + u.secret)
+}
 
 func addRowTools(s *mcp.Server, secret string) {
 	obj := json.RawMessage(`{"type":"object"}`)
