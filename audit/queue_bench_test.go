@@ -1,6 +1,9 @@
 package audit
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -183,4 +186,35 @@ func BenchmarkSpoolAdd(b *testing.B) {
 		sp.mu.Unlock()
 	}
 	b.ReportMetric(float64(b.N*len(batch))/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkDurability compares the two durabilities with 64 concurrent
+// callers and a sink that takes every batch at once: DurabilityMemory
+// returns once the row is queued (Block, so that none is dropped),
+// DurabilityDisk once it is fsync'd in the spool, the callers queued
+// together sharing one fsync. rows/s is calls per second.
+func BenchmarkDurability(b *testing.B) {
+	for _, d := range []Durability{DurabilityMemory, DurabilityDisk} {
+		name := map[Durability]string{DurabilityMemory: "memory", DurabilityDisk: "disk"}[d]
+		b.Run(name, func(b *testing.B) {
+			sp, err := OpenSpool(b.TempDir(), SpoolConfig{MaxBytes: 1 << 40})
+			if err != nil {
+				b.Fatal(err)
+			}
+			w := NewAsync(SinkFunc(func(context.Context, []Record) error { return nil }), AsyncConfig{
+				Spool: sp, Durability: d, Policy: Block, BlockTimeout: time.Minute,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			r := Record{Time: time.Now(), Kind: KindTool, CallID: "c-1", Tool: "search", Outcome: OutcomeOK}
+			b.SetParallelism(32) // 64 callers on 2 CPUs
+			b.ReportAllocs()
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					w.Emit(context.Background(), r)
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "rows/s")
+			_ = w.Close(context.Background())
+		})
+	}
 }
