@@ -39,7 +39,7 @@ func TestRateLimitThroughAdapters(t *testing.T) {
 		got := call(t, ctx, callOpts{Tool: "search", Subject: "alice " + sdk})
 		require.True(t, got.IsError, "the third call is over the rate: %s", got.JSON)
 		assert.Equal(t, errs.CodeRateLimited, got.Code, "rate_limited")
-		assert.Regexp(t, `^too many calls: retry after [0-9.]+m`, got.Text, "the public message says when")
+		assert.Regexp(t, `^too many calls: retry after (\d+h)?(\d+m)?[0-9.]+s$`, got.Text, "the public message says when")
 		require.Contains(t, got.Detail, "retry_after_ms", "the detail says when")
 		ms := got.Detail["retry_after_ms"].(float64)
 		assert.InDelta(t, float64(time.Hour/time.Millisecond), ms, 60_000, "about an hour until the next token")
