@@ -42,6 +42,7 @@ type config struct {
 	auditPostgres   string
 	auditTable      string
 	auditSpool      string
+	logFile         string
 	slowTimeout     time.Duration
 	shutdownTimeout time.Duration
 	readTimeout     time.Duration
@@ -66,6 +67,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.auditPostgres, "audit-postgres", "", "PostgreSQL audit store `DSN` (overrides -audit-db; also $"+PostgresEnv+")")
 	fs.StringVar(&cfg.auditTable, "audit-table", "", "audit table `name` (default "+sqlstore.DefaultTable+")")
 	fs.StringVar(&cfg.auditSpool, "audit-spool", "", "local `directory` where audit rows wait while the store is down (default: the -audit-db path + .spool, or toolmw-audit.spool with PostgreSQL)")
+	fs.StringVar(&cfg.logFile, "log-file", "", "also write the log as JSON lines to this `file` (appended; stderr keeps the text lines)")
 	fs.DurationVar(&cfg.slowTimeout, "slow-timeout", 2*time.Second, "deadline of the slow tool (the Timeout interceptor)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may run after SIGINT/SIGTERM before they are cancelled")
 	fs.DurationVar(&cfg.readTimeout, "read-timeout", 30*time.Second, "how long an HTTP client may take to send a whole request, headers and body")
@@ -150,10 +152,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return fail(stderr, 2, "%v", err)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	// The SDK's own log (sessions connecting and disconnecting) only from
-	// warnings up, so that stderr is the operator's diagnostics.
-	sdkLogger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logs, err := newLogs(stderr, cfg.logFile)
+	if err != nil {
+		return fail(stderr, 1, "%v", err)
+	}
+	defer logs.Close()
+	logger := logs.logger
 
 	// Listen first, so that a busy address is reported before anything
 	// else is opened.
@@ -170,36 +174,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		defer ln.Close()
 	}
 
-	store, where, err := openStore(ctx, cfg)
+	al, err := openAudit(ctx, cfg, logger)
 	if err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
-	spoolDir := cfg.auditSpool
-	if spoolDir == "" {
-		spoolDir = "toolmw-audit.spool"
-		if cfg.auditPostgres == "" {
-			spoolDir = strings.SplitN(cfg.auditDB, "?", 2)[0] + ".spool"
-		}
-	}
-	spool, err := audit.OpenSpool(spoolDir, audit.SpoolConfig{Logger: logger})
-	if err != nil {
-		_ = store.Close()
-		return fail(stderr, 1, "%v (pass -audit-spool with a writable directory)", err)
-	}
-	// The recommended configuration: a call never waits on the store; an
-	// outage is absorbed by the spool and replayed once the store is back.
-	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool, Logger: logger}) // logs its Stats on Close
-	defer func() {
-		// The writer first: it flushes its queue into the store.
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := w.Close(cctx); err != nil {
-			logger.Error("audit writer did not flush in time", "err", err)
-		}
-		if err := store.Close(); err != nil {
-			logger.Error("closing the audit store", "err", err)
-		}
-	}()
+	defer al.Close()
 
 	banner := stdout
 	if cfg.stdio {
@@ -213,8 +192,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	calls := newInFlight()
 	defer calls.cancel()
-	d := &demo{cfg: cfg, w: w, calls: calls, tel: tel, logger: logger, sdkLogger: sdkLogger,
-		where: where, stdin: stdin, stdout: stdout, stderr: stderr}
+	d := &demo{cfg: cfg, w: al.w, calls: calls, tel: tel, logger: logger, sdkLogger: logs.sdkLogger,
+		where: al.where, stdin: stdin, stdout: stdout, stderr: stderr}
 	if d.server, err = d.newServer(); err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
@@ -240,23 +219,6 @@ type demo struct {
 	stderr    io.Writer
 }
 
-func openStore(ctx context.Context, cfg config) (*sqlstore.Store, string, error) {
-	if cfg.auditPostgres != "" {
-		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		s, err := sqlstore.OpenPostgres(octx, cfg.auditPostgres, sqlstore.Options{Table: cfg.auditTable})
-		if err != nil {
-			return nil, "", fmt.Errorf("cannot open the PostgreSQL audit store: %v (fix -audit-postgres or $%s, or -audit-table)", err, PostgresEnv)
-		}
-		return s, "PostgreSQL", nil
-	}
-	s, err := sqlstore.OpenSQLite(ctx, cfg.auditDB, sqlstore.Options{Table: cfg.auditTable})
-	if err != nil {
-		return nil, "", fmt.Errorf("cannot open the audit database %q: %v (pass -audit-db with a writable file path, or fix -audit-table)", cfg.auditDB, err)
-	}
-	return s, "SQLite " + cfg.auditDB, nil
-}
-
 // diagnostics is the operator's view of unexpected failures: the raw error,
 // the call's details and, for a panic, the stack. It goes to stderr only.
 func diagnostics(logger *slog.Logger) middleware.DiagnosticsFunc {
@@ -275,10 +237,11 @@ func diagnostics(logger *slog.Logger) middleware.DiagnosticsFunc {
 // Chain is the recommended chain, outermost first: the audit row sees
 // everything (panics, timeouts, guards), diagnostics gets raw causes,
 // Normalize fills the public envelope, Recover turns panics into failures,
-// and the slow tool alone gets a deadline.
-func Chain(w audit.Emitter, diag middleware.DiagnosticsFunc, slowTimeout time.Duration) middleware.Chain {
+// and the slow tool alone gets a deadline. A row the emitter cannot take
+// goes to fallback.
+func Chain(w audit.Emitter, diag middleware.DiagnosticsFunc, slowTimeout time.Duration, fallback *slog.Logger) middleware.Chain {
 	return middleware.New(
-		audit.Interceptor(w),
+		audit.Interceptor(w, audit.WithFallbackLogger(fallback)),
 		middleware.Diagnostics(diag),
 		middleware.Normalize(errs.Normalizer{}),
 		middleware.Recover,
@@ -296,7 +259,7 @@ func (d *demo) newServer() (*mcp.Server, error) {
 	if d.cfg.stdio {
 		transport = toolctx.TransportStdio
 	}
-	chain := middleware.New(d.tel.middleware(), d.calls.track).Extend(Chain(d.w, diagnostics(d.logger), d.cfg.slowTimeout))
+	chain := middleware.New(d.tel.middleware(), d.calls.track).Extend(Chain(d.w, diagnostics(d.logger), d.cfg.slowTimeout, d.logger))
 	mcpsdk.Install(server, chain.Middleware(),
 		mcpsdk.WithTransport(transport), mcpsdk.WithFallbackLogger(d.logger))
 	return server, nil

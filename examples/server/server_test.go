@@ -590,6 +590,7 @@ func TestStartupErrors(t *testing.T) {
 		{"write timeout shorter than the slow tool's", []string{"-slow-timeout", "2m", "-write-timeout", "1m"}, "-write-timeout"},
 		{"zero read timeout", []string{"-read-timeout", "0s"}, "-read-timeout"},
 		{"no sessions", []string{"-max-sessions", "0"}, "-max-sessions"},
+		{"log file in a missing directory", []string{"-log-file", filepath.Join(dir, "missing", "demo.log")}, "-log-file"},
 		{"address in use", []string{"-addr", busy.Addr().String(), "-audit-db", filepath.Join(dir, "a.db")}, "-addr"},
 		{"bad address", []string{"-addr", "nowhere:http:x", "-audit-db", filepath.Join(dir, "b.db")}, "-addr"},
 		{"audit dir missing", []string{"-addr", "127.0.0.1:0", "-audit-db", filepath.Join(dir, "missing", "a.db")}, "-audit-db"},
@@ -616,7 +617,7 @@ func TestHelp(t *testing.T) {
 	code := run(context.Background(), []string{"-h"}, strings.NewReader(""), &out, &errb)
 	assert.Equal(t, 0, code)
 	for _, f := range []string{"-addr", "-stdio", "-stateless", "-audit-db", "-audit-postgres", "-slow-timeout",
-		"-read-timeout", "-write-timeout", "-idle-timeout", "-session-idle-timeout", "-max-sessions"} {
+		"-read-timeout", "-write-timeout", "-idle-timeout", "-session-idle-timeout", "-max-sessions", "-log-file"} {
 		assert.Contains(t, errb.String(), f)
 	}
 	sc := bufio.NewScanner(strings.NewReader(errb.String()))
