@@ -5,6 +5,7 @@
 //	go run ./examples/audit -db toolmw-audit.db
 //	go run ./examples/audit -db toolmw-audit.db -tool sales_report -outcome error
 //	go run ./examples/audit -postgres "$TOOLMW_AUDIT_POSTGRES" -since 1h -json
+//	go run ./examples/audit -db toolmw-audit.db -table my_audit   # the server's -audit-table
 package main
 
 import (

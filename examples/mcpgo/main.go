@@ -1,18 +1,33 @@
-// Command mcpgo runs the same toolkit on github.com/mark3labs/mcp-go: one
+// Command mcpgo serves the same toolkit on github.com/mark3labs/mcp-go: one
 // chain (audit, diagnostics, normalize, recover, a per-tool timeout) installed
 // with mcpgo.ServerOption, around a toolmw handler registered with
-// mcpgo.AddTool and an existing mcp-go handler registered natively. It calls
-// them with mcp-go's in-process client and prints what the client saw.
+// mcpgo.AddTool and existing mcp-go handlers registered natively. It serves
+// them over streamable HTTP (the default), SSE or stdio, and its -client
+// mode calls every tool with mcp-go's own client and prints what it saw.
 //
-//	go run ./examples/mcpgo
+//	go run ./examples/mcpgo                                      # streamable HTTP on 127.0.0.1:8081/mcp
+//	go run ./examples/mcpgo -client http://127.0.0.1:8081/mcp    # mcp-go's client calls every tool
+//	go run ./examples/mcpgo -sse                                 # SSE on 127.0.0.1:8081/sse
+//	go run ./examples/mcpgo -sse -client http://127.0.0.1:8081/sse
+//	go run ./examples/mcpgo -stdio                               # stdio; logs go to stderr
+//	go run ./examples/mcpgo -tour                                # server and client in one process
+//
+// The audit rows and diagnostics go to stderr (with -tour, to stdout).
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -27,10 +42,10 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "mcpgo:", err)
-		os.Exit(1)
-	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // FakeDSN is in the native handler's raw error: never sent to the client.
@@ -94,7 +109,140 @@ func NewServer(rows audit.Emitter, diag middleware.DiagnosticsFunc) (*server.MCP
 	return s, err
 }
 
-func run(ctx context.Context, out io.Writer) error {
+type config struct {
+	addr, client     string
+	stdio, sse, tour bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("mcpgo", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8081", "listen `address` for HTTP (host:port; port 0 picks a free one)")
+	fs.BoolVar(&cfg.stdio, "stdio", false, "serve MCP over stdin/stdout instead of HTTP (logs go to stderr)")
+	fs.BoolVar(&cfg.sse, "sse", false, "serve (or, with -client, call) the SSE transport, at /sse, instead of streamable HTTP at /mcp")
+	fs.StringVar(&cfg.client, "client", "", "do not serve: call every tool of the server at this `URL` with mcp-go's client, and print what it got")
+	fs.BoolVar(&cfg.tour, "tour", false, "do not serve: run the server and mcp-go's in-process client in this process, and print what each saw")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			fmt.Fprintln(stderr, "usage: go run ./examples/mcpgo [flags]")
+			fs.PrintDefaults()
+		}
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q: flags only (run with -h to list them)", fs.Arg(0))
+	}
+	modes := 0
+	for _, on := range []bool{cfg.stdio, cfg.client != "", cfg.tour} {
+		if on {
+			modes++
+		}
+	}
+	if modes > 1 || (cfg.stdio && cfg.sse) || (cfg.tour && cfg.sse) {
+		return cfg, errors.New("pick one of -stdio, -sse, -client URL (with or without -sse) and -tour")
+	}
+	return cfg, nil
+}
+
+// run is the whole program: it returns the exit status. A server serves
+// until ctx ends (SIGINT/SIGTERM) or, with -stdio, until stdin closes.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "mcpgo:", err, "(run with -h to list the flags)")
+		return 2
+	}
+	switch {
+	case cfg.tour:
+		err = runTour(ctx, stdout)
+	case cfg.client != "":
+		err = runClient(ctx, cfg, stdout)
+	default:
+		err = serve(ctx, cfg, stdin, stdout, stderr)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "mcpgo:", err)
+		return 1
+	}
+	return 0
+}
+
+// serve serves the tools over the transport cfg names. The audit rows
+// and the diagnostics go to stderr.
+func serve(ctx context.Context, cfg config, stdin io.Reader, stdout, stderr io.Writer) error {
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	s, err := NewServer(audit.NewSlogSink(logger.Handler()), func(ctx context.Context, ev middleware.DiagnosticEvent) {
+		logger.ErrorContext(ctx, "tool call failed", "code", ev.Code, "err", errs.Describe(ev.Cause()), "call", ev.Details)
+	})
+	if err != nil {
+		return err
+	}
+	if cfg.stdio {
+		logger.Info("toolmw mcp-go demo on stdio")
+		err := server.NewStdioServer(s).Listen(ctx, stdin, stdout)
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("stdio: %w", err)
+		}
+		return nil
+	}
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %v (pass -addr with another host:port)", cfg.addr, err)
+	}
+	mux := http.NewServeMux()
+	var shutdown func(context.Context) error
+	name, path := "streamable HTTP", "/mcp"
+	if cfg.sse {
+		sse := server.NewSSEServer(s)
+		mux.Handle("/sse", sse)
+		mux.Handle("/message", sse)
+		shutdown = sse.Shutdown
+		name, path = "SSE", "/sse"
+	} else {
+		st := server.NewStreamableHTTPServer(s)
+		mux.Handle("/mcp", st)
+		shutdown = st.Shutdown
+	}
+	// No WriteTimeout: over SSE every answer is written on the long-lived
+	// GET stream, which a write deadline would cut (see examples/server
+	// for a server that lifts it per request).
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	url := "http://" + ln.Addr().String() + path
+	sseFlag := ""
+	if cfg.sse {
+		sseFlag = " -sse"
+	}
+	fmt.Fprintf(stdout, "toolmw mcp-go demo: MCP over %s at %s\n", name, url)
+	fmt.Fprintf(stdout, "try it:\n  go run ./examples/mcpgo%s -client %s\n", sseFlag, url)
+	fmt.Fprintln(stdout, "stop it with Ctrl-C")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving on %s: %v", cfg.addr, err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = shutdown(sctx) // closes the sessions and their streams
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	return nil
+}
+
+// runTour runs the server and mcp-go's in-process client in this process,
+// printing what the client got and, between, the audit rows and
+// diagnostics.
+func runTour(ctx context.Context, out io.Writer) error {
 	s, err := NewServer(
 		audit.EmitterFunc(func(ctx context.Context, r audit.Record) {
 			fmt.Fprintf(out, "   audit row: outcome=%s code=%s message=%q\n", r.Outcome, r.Code, r.Message)
@@ -109,14 +257,37 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = c.Close() }()
-	if err := c.Start(ctx); err != nil {
-		return err
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-		return err
-	}
+	return callAll(ctx, c, out)
+}
 
+// runClient calls every tool of the server at cfg.client with mcp-go's
+// client, over SSE with -sse, else streamable HTTP.
+func runClient(ctx context.Context, cfg config, out io.Writer) error {
+	var c *client.Client
+	var err error
+	if cfg.sse {
+		c, err = client.NewSSEMCPClient(cfg.client)
+	} else {
+		c, err = client.NewStreamableHttpClient(cfg.client)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "connected to %s with mcp-go's client\n", cfg.client)
+	return callAll(ctx, c, out)
+}
+
+// callAll starts c, calls every tool and prints what the client got.
+func callAll(ctx context.Context, c *client.Client, out io.Writer) error {
+	defer func() { _ = c.Close() }()
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := c.Start(cctx); err != nil {
+		return err
+	}
+	if _, err := c.Initialize(cctx, mcp.InitializeRequest{}); err != nil {
+		return err
+	}
 	calls := []struct {
 		tool string
 		args map[string]any
@@ -135,7 +306,7 @@ func run(ctx context.Context, out io.Writer) error {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = cl.tool
 		req.Params.Arguments = cl.args
-		res, err := c.CallTool(ctx, req)
+		res, err := c.CallTool(cctx, req)
 		fmt.Fprintf(out, "   client got: %s\n", describe(res, err))
 	}
 	return nil
