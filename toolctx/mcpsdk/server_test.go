@@ -456,6 +456,7 @@ func TestMain(m *testing.M) {
 		runStdioServer(path)
 		return
 	}
+	// No goroutine of a server, client or transport may outlive the tests.
 	goleak.VerifyTestMain(m)
 }
 
