@@ -57,6 +57,15 @@ func (s *memSink) ids(t *testing.T) map[string]bool {
 	return ids
 }
 
+// idRange is the set of call ids row(lo) .. row(hi-1) carry.
+func idRange(lo, hi int) map[string]bool {
+	ids := make(map[string]bool, hi-lo)
+	for i := lo; i < hi; i++ {
+		ids["c"+strconv.Itoa(i)] = true
+	}
+	return ids
+}
+
 func row(i int) audit.Record {
 	return audit.Record{Time: time.Now(), Kind: audit.KindTool, CallID: "c" + strconv.Itoa(i), Tool: "t", Outcome: audit.OutcomeOK}
 }
@@ -72,7 +81,7 @@ func TestAsyncBatchesBySizeAndFlushesOnClose(t *testing.T) {
 	assert.Equal(t, 95, s.count())
 	assert.Equal(t, []int{10, 10, 10, 10, 10, 10, 10, 10, 10, 5}, s.sizes)
 	assert.Equal(t, audit.Stats{Written: 95}, w.Stats())
-	assert.Len(t, s.ids(t), 95)
+	assert.Equal(t, idRange(0, 95), s.ids(t), "each row written once")
 	require.NoError(t, w.Close(context.Background()), "Close is idempotent")
 }
 
@@ -96,7 +105,7 @@ func TestAsyncSinkFailsThenRecoversLosesNothing(t *testing.T) {
 	require.NoError(t, w.Close(context.Background()))
 	st := w.Stats()
 	assert.Equal(t, n, s.count())
-	assert.Len(t, s.ids(t), n)
+	assert.Equal(t, idRange(0, n), s.ids(t), "each row written once")
 	assert.Equal(t, uint64(n), st.Written)
 	assert.NotZero(t, st.Retried)
 	assert.Zero(t, st.Fallback)
@@ -116,7 +125,7 @@ func TestAsyncSinkAlwaysFailsEverythingToFallback(t *testing.T) {
 	require.NoError(t, w.Close(context.Background()))
 	st := w.Stats()
 	assert.Equal(t, n, fb.count())
-	assert.Len(t, fb.ids(t), n)
+	assert.Equal(t, idRange(0, n), fb.ids(t), "each row in the fallback once")
 	assert.Equal(t, uint64(n), st.Fallback)
 	assert.Equal(t, uint64(2*n), st.Retried, "two retries per row")
 	assert.Zero(t, st.Written)
@@ -132,7 +141,7 @@ func TestAsyncPanickingSinkGoesToFallback(t *testing.T) {
 	defer cancel()
 	err := w.Close(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded, "retrying forever ends with Close's context")
-	assert.Equal(t, 1, fb.count())
+	assert.Equal(t, idRange(1, 2), fb.ids(t), "the row went to the fallback once")
 	assert.Equal(t, uint64(1), w.Stats().Fallback)
 }
 
@@ -150,16 +159,35 @@ func TestAsyncFallbackFailsCountsDropped(t *testing.T) {
 type stallSink struct {
 	release chan struct{}
 	n       atomic.Int64
+	mu      sync.Mutex
+	callIDs []string
 }
 
 func (s *stallSink) WriteBatch(ctx context.Context, batch []audit.Record) error {
 	select {
 	case <-s.release:
 		s.n.Add(int64(len(batch)))
+		s.mu.Lock()
+		for _, r := range batch {
+			s.callIDs = append(s.callIDs, r.CallID)
+		}
+		s.mu.Unlock()
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// ids is the set of call ids written, failing the test on a duplicate.
+func (s *stallSink) ids(t *testing.T) map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make(map[string]bool, len(s.callIDs))
+	for _, id := range s.callIDs {
+		require.False(t, ids[id], "duplicate call id %s", id)
+		ids[id] = true
+	}
+	return ids
 }
 
 func TestAsyncDropNeverWaits(t *testing.T) {
@@ -179,6 +207,17 @@ func TestAsyncDropNeverWaits(t *testing.T) {
 	st = w.Stats()
 	assert.Equal(t, uint64(n), st.Written+st.Dropped+st.Fallback, "every row is accounted for")
 	assert.Equal(t, int64(st.Written), s.n.Load())
+	written, fallen := s.ids(t), fb.ids(t)
+	assert.Len(t, written, int(st.Written), "Written counts distinct rows")
+	assert.Len(t, fallen, int(st.Fallback), "Fallback counts distinct rows")
+	all := idRange(0, n)
+	for id := range written {
+		assert.True(t, all[id], "written %s was emitted", id)
+		assert.False(t, fallen[id], "%s both written and in the fallback", id)
+	}
+	for id := range fallen {
+		assert.True(t, all[id], "fallback %s was emitted", id)
+	}
 
 	w.Emit(context.Background(), row(-1))
 	assert.Equal(t, st.Dropped+1, w.Stats().Dropped, "under Drop a row after Close is counted as dropped")
@@ -194,7 +233,7 @@ func TestAsyncBlockWaitsAndLosesNothing(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < n/4; i++ {
-				w.Emit(context.Background(), row(i))
+				w.Emit(context.Background(), row(g*n/4+i))
 			}
 		}()
 	}
@@ -204,6 +243,7 @@ func TestAsyncBlockWaitsAndLosesNothing(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, w.Close(context.Background()))
 	assert.Equal(t, audit.Stats{Written: n}, w.Stats())
+	assert.Equal(t, idRange(0, n), s.ids(t), "each row written once")
 }
 
 func TestAsyncCloseDeadlineSendsRestToFallback(t *testing.T) {
@@ -216,11 +256,13 @@ func TestAsyncCloseDeadlineSendsRestToFallback(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	require.ErrorIs(t, w.Close(ctx), context.DeadlineExceeded)
-	assert.Equal(t, 50, fb.count())
+	assert.Equal(t, idRange(0, 50), fb.ids(t), "each row in the fallback once")
 	assert.Equal(t, uint64(50), w.Stats().Fallback)
 
 	w.Emit(context.Background(), row(99))
-	assert.Equal(t, 51, fb.count(), "under Block a row after Close goes to the fallback")
+	want := idRange(0, 50)
+	want["c99"] = true
+	assert.Equal(t, want, fb.ids(t), "under Block a row after Close goes to the fallback")
 }
 
 func TestAsyncConcurrentEmitAndClose(t *testing.T) {
@@ -235,7 +277,7 @@ func TestAsyncConcurrentEmitAndClose(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := 0; i < 200; i++ {
-					w.Emit(context.Background(), row(i))
+					w.Emit(context.Background(), row(g*200+i))
 					emitted.Add(1)
 				}
 			}()
@@ -243,8 +285,17 @@ func TestAsyncConcurrentEmitAndClose(t *testing.T) {
 		time.Sleep(time.Duration(round) * 100 * time.Microsecond)
 		require.NoError(t, w.Close(context.Background()))
 		wg.Wait()
-		assert.Equal(t, int(emitted.Load()), s.count()+fb.count()+int(w.Stats().Dropped), "round %d", round)
+		st := w.Stats()
+		assert.Equal(t, int(emitted.Load()), s.count()+fb.count()+int(st.Dropped), "round %d", round)
 		assert.Zero(t, fb.count(), "round %d: the sink was healthy", round)
+		// Every row written is an emitted one, once: a duplicate and a loss
+		// would cancel out in the count above.
+		got := s.ids(t)
+		all := idRange(0, 8*200)
+		for id := range got {
+			assert.True(t, all[id], "round %d: written %s was emitted", round, id)
+		}
+		assert.Len(t, got, int(emitted.Load())-int(st.Dropped), "round %d: every row not dropped, once", round)
 	}
 }
 
