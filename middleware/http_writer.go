@@ -1,6 +1,9 @@
 package middleware
 
-import "net/http"
+import (
+	"net/http"
+	"unicode/utf8"
+)
 
 // httpWriter wraps a ResponseWriter to learn whether the header was written
 // and, optionally, to change the status code before it is. It implements
@@ -83,11 +86,24 @@ func appendInt(b []byte, n int) []byte {
 	return append(b, d[i:]...)
 }
 
+// appendJSONString appends s as a JSON string: quote, backslash and control
+// characters escaped, and <, >, & as encoding/json escapes them; an invalid
+// UTF-8 byte becomes \ufffd, so the body is valid UTF-8 whatever the message.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, s[i:i+size]...)
+			}
+			i += size
+			continue
+		}
 		switch {
 		case c == '"' || c == '\\':
 			b = append(b, '\\', c)
@@ -96,6 +112,7 @@ func appendJSONString(b []byte, s string) []byte {
 		default:
 			b = append(b, c)
 		}
+		i++
 	}
 	return append(b, '"')
 }
