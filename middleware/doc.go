@@ -3,13 +3,17 @@
 //
 // A [Chain] has the semantics of github.com/justinas/alice:
 // New(m1, m2, m3).Then(h) is m1(m2(m3(h))), so the first interceptor is the
-// outermost. The recommended order, outermost first, is
+// outermost. The recommended order, outermost first, is audit (one row per
+// call, panics included), [Diagnostics] (the raw cause of unexpected failures
+// to the operator), [Normalize] (the public envelope for the client) and
+// [Recover] (a panic becomes a failure, the server keeps running); the
+// package's Example_recommendedOrder runs exactly that chain:
 //
-//	middleware.New(
-//		audit,                      // one row per call, panics included
-//		middleware.Diagnostics(d),  // raw cause of unexpected failures to the operator
-//		middleware.Normalize(),     // public envelope for the client
-//		middleware.Recover,         // a panic becomes a failure, the server keeps running
+//	chain := middleware.New(
+//		audit.Interceptor(rows),                 // one row per call, panics included
+//		middleware.Diagnostics(report),          // raw cause of unexpected failures to the operator
+//		middleware.Normalize(errs.Normalizer{}), // public envelope for the client
+//		middleware.Recover,                      // a panic becomes a failure, the server keeps running
 //	)
 //
 // Recover sits closest to the handler so that the interceptors outside it

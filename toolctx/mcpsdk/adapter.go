@@ -83,8 +83,11 @@ func WithFallbackLogger(l *slog.Logger) Option {
 }
 
 // Install adds [Middleware](m, opts...) to s as a receiving middleware. Call
-// it once per server, after any receiving middleware that must run outside
-// toolmw (the last one added is the outermost).
+// it once per server. Each [mcp.Server.AddReceivingMiddleware] wraps the
+// handler as it is at that moment, so the middleware added last is the
+// outermost: add a receiving middleware that must run outside toolmw (and
+// see what toolmw answers) after Install, and one that must run inside it,
+// closer to the tool, before Install.
 func Install(s *mcp.Server, m toolctx.Middleware, opts ...Option) {
 	s.AddReceivingMiddleware(Middleware(m, opts...))
 }
