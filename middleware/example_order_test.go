@@ -20,7 +20,7 @@ func Example_recommendedOrder() {
 		fmt.Printf("audit: tool=%s outcome=%s message=%q\n", r.Tool, r.Outcome, r.Message)
 	})
 	report := func(_ context.Context, ev middleware.DiagnosticEvent) {
-		fmt.Printf("operator: %s\n", ev.Err)
+		fmt.Printf("operator: %s\n", ev.Cause())
 	}
 	chain := middleware.New(
 		audit.Interceptor(rows),                 // one row per call, panics included
