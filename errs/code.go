@@ -81,6 +81,21 @@ const (
 	JSONRPCInternalError  = -32603
 )
 
+// JSON-RPC error codes in the server-defined range (-32000 to -32099) with
+// which toolmw's HTTP layer (middleware/httpmw) answers a request that never
+// reached MCP.
+const (
+	// JSONRPCUnauthenticated answers a request without valid credentials
+	// (HTTP 401).
+	JSONRPCUnauthenticated = -32001
+	// JSONRPCUnavailable answers a request whose credentials could not be
+	// checked, the identity provider being down (HTTP 503).
+	JSONRPCUnavailable = -32002
+	// JSONRPCPermissionDenied answers a request whose valid credentials may
+	// not use the server (HTTP 403).
+	JSONRPCPermissionDenied = -32003
+)
+
 // JSONRPC returns the JSON-RPC error code for c when c is reported as a
 // protocol error rather than as an isError tool result, and false when c is
 // always reported in a tool result.

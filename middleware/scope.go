@@ -23,7 +23,7 @@ type ScopePolicy struct {
 
 // RequireScopes admits a call only when the caller holds every scope its
 // tool needs under p, as the caller's identity says ([toolctx.Request]'s
-// Identity: set by middleware.Authenticate, or by the go-sdk's
+// Identity: set by httpmw.Authenticate, or by the go-sdk's
 // auth.RequireBearerToken through the mcpsdk adapter). Otherwise the call is
 // rejected before the interceptors inside and the handler run:
 //

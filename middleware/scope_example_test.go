@@ -17,7 +17,7 @@ func ExampleRequireScopes() {
 		}}),
 	).ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.TextResult("deployed") })
 
-	// The identity comes from middleware.Authenticate, or from the go-sdk's
+	// The identity comes from httpmw.Authenticate, or from the go-sdk's
 	// auth.RequireBearerToken through mcpsdk.
 	alice := &toolctx.Request{Tool: "deploy", Identity: &toolctx.Identity{Subject: "alice", Scopes: []string{"deploy:prod"}}}
 	bob := &toolctx.Request{Tool: "deploy", Identity: &toolctx.Identity{Subject: "bob", Scopes: []string{"billing:admin"}}}

@@ -19,7 +19,7 @@ import (
 // row records its code; Diagnostics is not called.
 //
 // On streamable HTTP, bound the whole request body too
-// (middleware.MaxBodyBytes): MaxArgBytes sees the arguments only after the
+// (httpmw.MaxBodyBytes): MaxArgBytes sees the arguments only after the
 // SDK has read and decoded them. A non-positive n panics, at construction.
 func MaxArgBytes(n int) toolctx.Middleware {
 	if n <= 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/httpmw"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
@@ -46,10 +47,10 @@ func newStack(logger *slog.Logger) *stack {
 			middleware.Recover,
 		),
 		http: alice.New(
-			middleware.HTTPRecover(diag, middleware.WithFallbackLogger(logger)),
-			middleware.RequestID,
+			httpmw.Recover(httpmw.WithDiagnostics(diag), httpmw.WithFallbackLogger(logger)),
+			httpmw.RequestID,
 			audit.HTTP(rows),
-			middleware.MaxBodyBytes(1<<20),
+			httpmw.MaxBodyBytes(1<<20),
 		),
 	}
 }

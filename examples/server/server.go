@@ -22,6 +22,7 @@ import (
 	"github.com/toolmw/toolmw/audit/sqlstore"
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/httpmw"
 	"github.com/toolmw/toolmw/middleware/otelmw"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
@@ -289,11 +290,11 @@ func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 	var active atomic.Int64 // requests other than the long-lived GET streams
 	diag := diagnostics(d.logger)
 	stack := alice.New(
-		middleware.HTTPRecover(diag, middleware.WithFallbackLogger(d.logger)),
-		middleware.RequestID,
+		httpmw.Recover(httpmw.WithDiagnostics(diag), httpmw.WithFallbackLogger(d.logger)),
+		httpmw.RequestID,
 		otelmw.ClientAddress, // client.address and client.port on the spans
 		audit.HTTP(d.w),
-		middleware.MaxBodyBytes(MaxBody),
+		httpmw.MaxBodyBytes(MaxBody),
 		countActive(&active),
 		deadlines(d.cfg.writeTimeout),
 		sessions.limit,

@@ -18,7 +18,7 @@ type clientAddr struct {
 // the request's context, for the span's client.address and client.port.
 // Put it in front of the MCP SDK's HTTP handler:
 //
-//	alice.New(middleware.HTTPRecover(diag), otelmw.ClientAddress).Then(mcpHandler)
+//	alice.New(httpmw.Recover(httpmw.WithDiagnostics(diag)), otelmw.ClientAddress).Then(mcpHandler)
 //
 // It reads the TCP peer only, not X-Forwarded-For or Forwarded: behind a
 // proxy that is the proxy's address, because the client controls those

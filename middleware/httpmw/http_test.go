@@ -1,4 +1,4 @@
-package middleware_test
+package httpmw_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/httpmw"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -56,7 +57,7 @@ func TestHTTPRecover(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := &diagSink{}
-			h := middleware.HTTPRecover(d.fn)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := httpmw.Recover(httpmw.WithDiagnostics(d.fn))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if v == nil {
 					var m map[string]int
 					//lint:ignore SA5000 the nil-map write is the deliberate panic under test
@@ -85,7 +86,7 @@ func TestHTTPRecover(t *testing.T) {
 
 	t.Run("after the header was written", func(t *testing.T) {
 		d := &diagSink{}
-		ts := httptest.NewServer(middleware.HTTPRecover(d.fn)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ts := httptest.NewServer(httpmw.Recover(httpmw.WithDiagnostics(d.fn))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusOK)
 			_, _ = io.WriteString(w, "partial")
 			w.(http.Flusher).Flush()
@@ -102,7 +103,7 @@ func TestHTTPRecover(t *testing.T) {
 	})
 
 	t.Run("ErrAbortHandler is re-panicked", func(t *testing.T) {
-		h := middleware.HTTPRecover(nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := httpmw.Recover()(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			panic(http.ErrAbortHandler)
 		}))
 		assert.PanicsWithValue(t, http.ErrAbortHandler, func() {
@@ -113,8 +114,8 @@ func TestHTTPRecover(t *testing.T) {
 	t.Run("a panicking hook does not change the response", func(t *testing.T) {
 		var logBuf bytes.Buffer
 		logger := slog.New(slog.NewTextHandler(&logBuf, nil))
-		h := middleware.HTTPRecover(func(context.Context, middleware.DiagnosticEvent) { panic("hook") },
-			middleware.WithFallbackLogger(logger))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := httpmw.Recover(httpmw.WithDiagnostics(func(context.Context, middleware.DiagnosticEvent) { panic("hook") }),
+			httpmw.WithFallbackLogger(logger))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			panic(canary)
 		}))
 		res, body := serve(h, httptest.NewRequest(http.MethodPost, "/", nil))
@@ -124,7 +125,7 @@ func TestHTTPRecover(t *testing.T) {
 	})
 
 	t.Run("no panic passes through", func(t *testing.T) {
-		h := middleware.HTTPRecover(nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := httpmw.Recover()(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusTeapot)
 		}))
 		res, _ := serve(h, httptest.NewRequest(http.MethodGet, "/", nil))
@@ -134,7 +135,7 @@ func TestHTTPRecover(t *testing.T) {
 
 func TestRequestID(t *testing.T) {
 	var got string
-	h := middleware.RequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := httpmw.RequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = toolctx.RequestIDFrom(r.Context())
 	}))
 	for _, tc := range []struct {
@@ -142,9 +143,9 @@ func TestRequestID(t *testing.T) {
 		keep bool
 	}{
 		{"abc-123_X.y:z", true},
-		{strings.Repeat("a", middleware.MaxRequestIDLen), true},
+		{strings.Repeat("a", httpmw.MaxRequestIDLen), true},
 		{"", false},
-		{strings.Repeat("a", middleware.MaxRequestIDLen+1), false},
+		{strings.Repeat("a", httpmw.MaxRequestIDLen+1), false},
 		{"has space", false},
 		{"new\nline", false},
 		{"<script>", false},
@@ -152,10 +153,10 @@ func TestRequestID(t *testing.T) {
 	} {
 		r := httptest.NewRequest(http.MethodPost, "/", nil)
 		if tc.in != "" {
-			r.Header[middleware.RequestIDHeader] = []string{tc.in}
+			r.Header[httpmw.RequestIDHeader] = []string{tc.in}
 		}
 		res, _ := serve(h, r)
-		out := res.Header.Get(middleware.RequestIDHeader)
+		out := res.Header.Get(httpmw.RequestIDHeader)
 		assert.Equal(t, out, got)
 		if tc.keep {
 			assert.Equal(t, tc.in, out)
@@ -171,7 +172,7 @@ func TestAuthenticate(t *testing.T) {
 	verify := func(r *http.Request) (toolctx.Identity, error) {
 		switch r.Header.Get("Authorization") {
 		case "":
-			return toolctx.Identity{}, middleware.ErrNoCredentials
+			return toolctx.Identity{}, httpmw.ErrNoCredentials
 		case "Bearer good":
 			return toolctx.Identity{Subject: "alice", Scopes: []string{"tools:read"}}, nil
 		case "Bearer banned":
@@ -195,7 +196,7 @@ func TestAuthenticate(t *testing.T) {
 	}
 
 	d := &diagSink{}
-	h := middleware.Authenticate(verify, middleware.AuthDiagnostics(d.fn))(next)
+	h := httpmw.Authenticate(verify, httpmw.WithDiagnostics(d.fn))(next)
 
 	res, _ := serve(h, req("Bearer good"))
 	assert.Equal(t, http.StatusNoContent, res.StatusCode)
@@ -233,13 +234,13 @@ func TestAuthenticate(t *testing.T) {
 	assert.True(t, evs[0].Details.IsZero())
 	assert.Equal(t, errs.CodeUnavailable, evs[0].Code)
 
-	h401 := middleware.Authenticate(verify, middleware.AuthFailureStatus(http.StatusUnauthorized), middleware.AuthRealm("x"))(next)
+	h401 := httpmw.Authenticate(verify, httpmw.WithFailureStatus(http.StatusUnauthorized), httpmw.WithRealm("x"))(next)
 	res, body = serve(h401, req("Bearer other"))
 	assert.Equal(t, http.StatusUnauthorized, res.StatusCode)
 	assert.Equal(t, `Bearer realm="x"`, res.Header.Get("WWW-Authenticate"))
 	assert.NotContains(t, body, "CANARY")
 
-	assert.Panics(t, func() { middleware.Authenticate(nil) })
+	assert.Panics(t, func() { httpmw.Authenticate(nil) })
 }
 
 func TestMaxBodyBytes(t *testing.T) {
@@ -254,7 +255,7 @@ func TestMaxBodyBytes(t *testing.T) {
 		}
 		_, _ = w.Write(b)
 	})
-	h := middleware.MaxBodyBytes(limit)(echo)
+	h := httpmw.MaxBodyBytes(limit)(echo)
 
 	res, body := serve(h, httptest.NewRequest(http.MethodPost, "/", strings.NewReader("small")))
 	assert.Equal(t, http.StatusOK, res.StatusCode)
@@ -275,5 +276,12 @@ func TestMaxBodyBytes(t *testing.T) {
 	res, _ = serve(h, httptest.NewRequest(http.MethodGet, "/", nil))
 	assert.Equal(t, http.StatusOK, res.StatusCode)
 
-	assert.Panics(t, func() { middleware.MaxBodyBytes(0) })
+	assert.Panics(t, func() { httpmw.MaxBodyBytes(0) })
+}
+
+func stackOf(ev middleware.DiagnosticEvent) []byte {
+	if pe := errs.PanicOf(ev.Cause()); pe != nil {
+		return pe.Stack
+	}
+	return nil
 }

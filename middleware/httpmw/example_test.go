@@ -1,4 +1,4 @@
-package middleware_test
+package httpmw_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/httpmw"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -24,7 +25,7 @@ func ExampleAuthenticate() {
 	}
 	verify := func(r *http.Request) (toolctx.Identity, error) {
 		if r.Header.Get("Authorization") != "Bearer demo" {
-			return toolctx.Identity{}, middleware.ErrNoCredentials
+			return toolctx.Identity{}, httpmw.ErrNoCredentials
 		}
 		return toolctx.Identity{Subject: "alice", Scopes: []string{"tools:call"}}, nil
 	}
@@ -33,10 +34,10 @@ func ExampleAuthenticate() {
 		fmt.Fprintf(w, "subject=%s scopes=%v request=%s", id.Subject, id.Scopes, toolctx.RequestIDFrom(r.Context()))
 	})
 	h := alice.New(
-		middleware.HTTPRecover(diag),
-		middleware.RequestID,
-		middleware.Authenticate(verify, middleware.AuthDiagnostics(diag)),
-		middleware.MaxBodyBytes(4<<20),
+		httpmw.Recover(httpmw.WithDiagnostics(diag)),
+		httpmw.RequestID,
+		httpmw.Authenticate(verify, httpmw.WithDiagnostics(diag)),
+		httpmw.MaxBodyBytes(4<<20),
 	).Then(mcpHandler)
 
 	for _, auth := range []string{"Bearer demo", ""} {

@@ -1,10 +1,11 @@
-package middleware
+package httpmw
 
 import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
 
+	"github.com/toolmw/toolmw/internal/httpslot"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -20,7 +21,8 @@ const MaxRequestIDLen = 128
 // A-Z a-z 0-9 and - _ . : ), otherwise a new random one. It sets the id on
 // the response's X-Request-Id header and in the request's context with
 // [toolctx.WithRequestID], where the adapters read it into
-// [toolctx.Request.RequestID] (and so the audit row and diagnostics).
+// [toolctx.Request.RequestID] (and so the audit row and diagnostics); an
+// audit.HTTP outside it gets the id for its row too.
 //
 // A malformed client id is replaced, not echoed: the header is reflected
 // into logs and responses, so it must not carry arbitrary bytes.
@@ -31,6 +33,7 @@ func RequestID(next http.Handler) http.Handler {
 			id = newRequestID()
 		}
 		w.Header().Set(RequestIDHeader, id)
+		httpslot.SetRequestID(r.Context(), id) // for audit.HTTP's row
 		next.ServeHTTP(w, r.WithContext(toolctx.WithRequestID(r.Context(), id)))
 	})
 }

@@ -1,10 +1,13 @@
-package middleware
+package httpmw
 
 import (
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/httpwrap"
 )
 
 // MaxBodyBytes returns HTTP middleware that limits request bodies to n
@@ -21,13 +24,13 @@ import (
 // construction otherwise.
 func MaxBodyBytes(n int64) func(http.Handler) http.Handler {
 	if n <= 0 {
-		panic(fmt.Sprintf("middleware.MaxBodyBytes: the limit must be positive, got %d", n))
+		panic(fmt.Sprintf("httpmw.MaxBodyBytes: the limit must be positive, got %d", n))
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > n {
 				w.Header().Set("Connection", "close")
-				writeJSONError(w, http.StatusRequestEntityTooLarge, -32600,
+				writeJSONError(w, r, http.StatusRequestEntityTooLarge, errs.CodeInvalidRequest, errs.JSONRPCInvalidRequest,
 					fmt.Sprintf("request body too large: the limit is %d bytes", n))
 				return
 			}
@@ -36,12 +39,12 @@ func MaxBodyBytes(n int64) func(http.Handler) http.Handler {
 				return
 			}
 			lb := &limitedBody{}
-			hw := &httpWriter{ResponseWriter: w, status: func(code int) int {
+			hw, _ := httpwrap.Wrap(w, func(code int) int {
 				if lb.exceeded {
 					return http.StatusRequestEntityTooLarge
 				}
 				return code
-			}}
+			})
 			lb.rc = http.MaxBytesReader(hw, r.Body, n)
 			r2 := r.WithContext(r.Context()) // a shallow copy
 			r2.Body = lb

@@ -1,55 +1,19 @@
-package middleware
+package httpmw
 
 import (
 	"net/http"
 	"unicode/utf8"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/httpslot"
 )
 
-// httpWriter wraps a ResponseWriter to learn whether the header was written
-// and, optionally, to change the status code before it is. It implements
-// http.Flusher (the streamable HTTP transport streams with it) and Unwrap,
-// so http.ResponseController reaches the writer's other abilities.
-type httpWriter struct {
-	http.ResponseWriter
-	wroteHeader bool
-	// status, when set, may replace the status code of the first
-	// WriteHeader.
-	status func(code int) int
-}
-
-func (w *httpWriter) WriteHeader(code int) {
-	if !w.wroteHeader && code >= 200 {
-		w.wroteHeader = true
-		if w.status != nil {
-			code = w.status(code)
-		}
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *httpWriter) Write(b []byte) (int, error) {
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Flush sends any buffered data; like net/http's, it writes a 200 header
-// first when none was written.
-func (w *httpWriter) Flush() {
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
-	}
-	_ = http.NewResponseController(w.ResponseWriter).Flush()
-}
-
-// Unwrap returns the wrapped writer, for http.ResponseController.
-func (w *httpWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// writeJSONError answers with status and a small JSON body whose message is
-// public: a JSON-RPC error object with a null id, which MCP clients parse,
-// carrying only fixed or public text.
-func writeJSONError(w http.ResponseWriter, status, rpcCode int, message string) {
+// writeJSONError answers r with status and a small JSON body whose message
+// is public: a JSON-RPC error object with a null id, which MCP clients
+// parse, carrying only fixed or public text. The same code and message go to
+// the HTTP audit row (audit.HTTP), when there is one outside.
+func writeJSONError(w http.ResponseWriter, r *http.Request, status int, code errs.Code, rpcCode int, message string) {
+	httpslot.SetPublic(r.Context(), errs.Public{Code: code, Message: message})
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")

@@ -1,12 +1,12 @@
-package middleware
+package httpmw
 
 import (
 	"errors"
-	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/httpslot"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -24,47 +24,6 @@ type VerifyFunc func(r *http.Request) (toolctx.Identity, error)
 // credentials. Verifiers may return it (or any errs.Unauthenticated error).
 var ErrNoCredentials = errs.Unauthenticated("authentication required")
 
-// AuthOption configures [Authenticate].
-type AuthOption func(*authOptions)
-
-type authOptions struct {
-	diag        DiagnosticsFunc
-	realm       string
-	failStatus  int
-	fallbackLog *slog.Logger
-}
-
-// AuthDiagnostics sets the hook that receives the raw error of an
-// unexpected verifier failure, with a zero Details (no tool call is
-// involved). Expected rejections are never reported.
-func AuthDiagnostics(fn DiagnosticsFunc) AuthOption {
-	return func(o *authOptions) { o.diag = fn }
-}
-
-// AuthRealm sets the realm of the WWW-Authenticate challenge. Default "mcp".
-func AuthRealm(realm string) AuthOption {
-	return func(o *authOptions) { o.realm = realm }
-}
-
-// AuthFailureStatus sets the status of an unexpected verifier failure:
-// http.StatusServiceUnavailable (the default: the client may retry, and
-// does not discard a good token) or http.StatusUnauthorized (for clients
-// that only understand 401; some will then ask the user to log in again).
-// Other values are ignored.
-func AuthFailureStatus(status int) AuthOption {
-	return func(o *authOptions) {
-		if status == http.StatusServiceUnavailable || status == http.StatusUnauthorized {
-			o.failStatus = status
-		}
-	}
-}
-
-// AuthFallbackLogger sets where a panic of the diagnostics hook is
-// reported. Default: slog.Default().
-func AuthFallbackLogger(l *slog.Logger) AuthOption {
-	return func(o *authOptions) { o.fallbackLog = l }
-}
-
 // Authenticate returns HTTP middleware that authenticates every request with
 // verify before the next handler (the MCP transport) sees it.
 //
@@ -79,27 +38,29 @@ func AuthFallbackLogger(l *slog.Logger) AuthOption {
 //     Forbidden with error="insufficient_scope" for CodePermissionDenied;
 //     the body holds the error's public message only. No diagnostics.
 //   - Unexpected failure (any other error, the identity provider being
-//     down): a generic 503 with Retry-After (or 401, with
-//     [AuthFailureStatus]) whose body says nothing of the cause; the raw
-//     error goes to the [AuthDiagnostics] hook with a zero Details.
+//     down, or a nil *errs.Error returned as a non-nil error): a generic
+//     503 with Retry-After (or 401, with [WithFailureStatus]) whose body
+//     says nothing of the cause; the raw error goes to the
+//     [WithDiagnostics] hook with a zero Details.
 //
-// A panic in verify is not recovered here: put [HTTPRecover] outside.
-func Authenticate(verify VerifyFunc, opts ...AuthOption) func(http.Handler) http.Handler {
+// Every answer of Authenticate reaches the row of an audit.HTTP outside it
+// with its code and public message, and a success its identity, with no
+// help from the user. A panic in verify is not recovered here: put
+// [Recover] outside.
+//
+// Options: [WithDiagnostics], [WithFallbackLogger], [WithRealm],
+// [WithFailureStatus].
+func Authenticate(verify VerifyFunc, opts ...Option) func(http.Handler) http.Handler {
 	if verify == nil {
-		panic("middleware.Authenticate: verify must not be nil")
+		panic("httpmw.Authenticate: verify must not be nil")
 	}
-	ao := authOptions{realm: "mcp", failStatus: http.StatusServiceUnavailable}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&ao)
-		}
-	}
-	o := options{fallback: ao.fallbackLog}
-	challenge := `Bearer realm="` + strings.ReplaceAll(ao.realm, `"`, "") + `"`
+	o := newOptions("Authenticate", true, opts)
+	challenge := `Bearer realm="` + strings.ReplaceAll(o.realm, `"`, "") + `"`
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id, err := verify(r)
 			if err == nil {
+				httpslot.SetIdentity(r.Context(), &id)
 				next.ServeHTTP(w, r.WithContext(toolctx.WithIdentity(r.Context(), id)))
 				return
 			}
@@ -108,22 +69,22 @@ func Authenticate(verify VerifyFunc, opts ...AuthOption) func(http.Handler) http
 				switch pub := e.Public(); pub.Code {
 				case errs.CodeUnauthenticated:
 					w.Header().Set("WWW-Authenticate", challenge)
-					writeJSONError(w, http.StatusUnauthorized, -32001, pub.Message)
+					writeJSONError(w, r, http.StatusUnauthorized, pub.Code, errs.JSONRPCUnauthenticated, pub.Message)
 					return
 				case errs.CodePermissionDenied:
 					w.Header().Set("WWW-Authenticate", challenge+`, error="insufficient_scope"`)
-					writeJSONError(w, http.StatusForbidden, -32003, pub.Message)
+					writeJSONError(w, r, http.StatusForbidden, pub.Code, errs.JSONRPCPermissionDenied, pub.Message)
 					return
 				}
 			}
-			o.reportHTTP(r.Context(), ao.diag, err, errs.CodeUnavailable)
-			if ao.failStatus == http.StatusUnauthorized {
+			o.report(r.Context(), "toolmw: the verifier failed", errs.CodeUnavailable, err)
+			if o.failStatus == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", challenge)
-				writeJSONError(w, http.StatusUnauthorized, -32001, authUnavailableMessage)
+				writeJSONError(w, r, http.StatusUnauthorized, errs.CodeUnavailable, errs.JSONRPCUnauthenticated, authUnavailableMessage)
 				return
 			}
 			w.Header().Set("Retry-After", "5")
-			writeJSONError(w, http.StatusServiceUnavailable, -32002, authUnavailableMessage)
+			writeJSONError(w, r, http.StatusServiceUnavailable, errs.CodeUnavailable, errs.JSONRPCUnavailable, authUnavailableMessage)
 		})
 	}
 }

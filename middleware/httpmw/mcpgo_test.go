@@ -1,4 +1,4 @@
-package middleware_test
+package httpmw_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/httpmw"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
 )
@@ -61,20 +62,20 @@ func TestHTTPStackWithMCPGo(t *testing.T) {
 		case "Bearer idp-down":
 			return toolctx.Identity{}, idpDown
 		}
-		return toolctx.Identity{}, middleware.ErrNoCredentials
+		return toolctx.Identity{}, httpmw.ErrNoCredentials
 	}
 	stack := alice.New(
-		middleware.HTTPRecover(d.fn),
-		middleware.RequestID,
-		middleware.Authenticate(verify, middleware.AuthDiagnostics(d.fn)),
-		middleware.MaxBodyBytes(1<<20),
+		httpmw.Recover(httpmw.WithDiagnostics(d.fn)),
+		httpmw.RequestID,
+		httpmw.Authenticate(verify, httpmw.WithDiagnostics(d.fn)),
+		httpmw.MaxBodyBytes(1<<20),
 	).Then(server.NewStreamableHTTPServer(s))
 	ts := httptest.NewServer(stack)
 	defer ts.Close()
 
 	connect := func(auth string) (*client.Client, error) {
 		c, err := client.NewStreamableHttpClient(ts.URL+"/mcp",
-			transport.WithHTTPHeaders(map[string]string{"Authorization": auth, middleware.RequestIDHeader: "req-42"}))
+			transport.WithHTTPHeaders(map[string]string{"Authorization": auth, httpmw.RequestIDHeader: "req-42"}))
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -126,7 +127,7 @@ func TestHTTPStackWithMCPGo(t *testing.T) {
 	}
 
 	// A body over the limit never reaches the transport.
-	small := alice.New(middleware.MaxBodyBytes(64)).Then(server.NewStreamableHTTPServer(s))
+	small := alice.New(httpmw.MaxBodyBytes(64)).Then(server.NewStreamableHTTPServer(s))
 	ts2 := httptest.NewServer(small)
 	defer ts2.Close()
 	r, err := http.Post(ts2.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{"pad":"`+strings.Repeat("x", 200)+`"}}}`))

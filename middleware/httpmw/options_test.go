@@ -1,0 +1,67 @@
+package httpmw_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/httpmw"
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+func TestRecoverWithoutHookLogsTheCause(t *testing.T) {
+	const canary = "CANARY-recover-no-hook"
+	var logBuf bytes.Buffer
+	h := httpmw.Recover(httpmw.WithFallbackLogger(slog.New(slog.NewTextHandler(&logBuf, nil))))(
+		http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic(canary) }))
+	res, body := serve(h, httptest.NewRequest(http.MethodPost, "/", nil))
+	assert.Equal(t, http.StatusInternalServerError, res.StatusCode, "a generic 500")
+	assert.NotContains(t, body, canary, "the panic value never reaches the client")
+	assert.Contains(t, logBuf.String(), canary, "without a hook the panic goes to the fallback logger, not nowhere")
+}
+
+func TestOptionsFailAtConstruction(t *testing.T) {
+	assert.PanicsWithValue(t, "httpmw.Recover: WithRealm applies to Authenticate only",
+		func() { httpmw.Recover(httpmw.WithRealm("x")) }, "an Authenticate option given to Recover")
+	assert.PanicsWithValue(t, "httpmw.Recover: WithFailureStatus applies to Authenticate only",
+		func() { httpmw.Recover(httpmw.WithFailureStatus(http.StatusUnauthorized)) }, "an Authenticate option given to Recover")
+	assert.PanicsWithValue(t, "httpmw.WithFailureStatus: the status must be 503 or 401",
+		func() { httpmw.WithFailureStatus(http.StatusTeapot) }, "a status Authenticate cannot answer with")
+	assert.NotPanics(t, func() { httpmw.Recover(httpmw.Option{}) }, "the zero Option does nothing")
+}
+
+// TestAuthenticateTypedNilError: a verifier that returns a nil *errs.Error
+// as a non-nil error failed, it did not reject: a generic 503 with the
+// cause to diagnostics, never a nil-pointer panic.
+func TestAuthenticateTypedNilError(t *testing.T) {
+	d := &diagSink{}
+	verify := func(*http.Request) (toolctx.Identity, error) {
+		var e *errs.Error
+		return toolctx.Identity{}, e
+	}
+	called := false
+	h := httpmw.Authenticate(verify, httpmw.WithDiagnostics(d.fn))(
+		http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called = true }))
+	var res *http.Response
+	var body string
+	require.NotPanics(t, func() { res, body = serve(h, httptest.NewRequest(http.MethodPost, "/mcp", nil)) },
+		"a typed nil is handled, not dereferenced")
+	assert.False(t, called, "the request does not pass")
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, "the verifier's failure: a generic 503")
+	assert.Contains(t, body, `"code":-32002`, "JSON-RPC code errs.JSONRPCUnavailable")
+	evs := d.events()
+	require.Len(t, evs, 1, "the failure goes to diagnostics once")
+	assert.Equal(t, errs.CodeUnavailable, evs[0].Code, "reported as the verifier being unavailable")
+	assert.Error(t, evs[0].Cause(), "with a cause")
+	assert.True(t, evs[0].Details.IsZero(), "no tool call is involved")
+	_ = middleware.DiagnosticEvent{}
+	_ = context.Background()
+}

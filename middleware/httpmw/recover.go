@@ -1,0 +1,56 @@
+package httpmw
+
+import (
+	"net/http"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/httpwrap"
+)
+
+// Recover returns HTTP middleware that recovers a panic in the handlers it
+// wraps (the MCP transport, authentication, anything outside a tool call)
+// and answers it with a generic 500: a JSON-RPC error object with a null
+// id, code [errs.JSONRPCInternalError] and a fixed message. The panic value
+// never reaches the client and the connection is not dropped.
+//
+// The raw panic goes to the [WithDiagnostics] hook as a
+// [middleware.DiagnosticEvent] whose cause is an [*errs.PanicError] (value
+// and stack), with a zero Details: no tool call is involved. Without a
+// hook it is logged to the fallback logger ([WithFallbackLogger]).
+//
+// When the wrapped handler had already written the response header (a
+// streaming response, say) the status can no longer change: the response
+// ends where it was, and the client sees a truncated stream, not a panic
+// value. [http.ErrAbortHandler] is re-panicked, as net/http expects, to
+// abort the response.
+//
+// Place it outermost:
+//
+//	alice.New(httpmw.Recover(httpmw.WithDiagnostics(diag)), httpmw.RequestID, auth, httpmw.MaxBodyBytes(1<<20)).Then(mcpHandler)
+func Recover(opts ...Option) func(http.Handler) http.Handler {
+	o := newOptions("Recover", false, opts)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hw, st := httpwrap.Wrap(w, nil)
+			defer func() {
+				v := recover()
+				if v == nil {
+					return
+				}
+				if v == http.ErrAbortHandler { //nolint:errorlint // net/http compares the same way
+					panic(v)
+				}
+				o.report(r.Context(), "toolmw: panic in the HTTP layer", errs.CodeInternal, errs.NewPanicError(v))
+				if st.Wrote() {
+					return
+				}
+				writeJSONError(w, r, http.StatusInternalServerError, errs.CodeInternal, errs.JSONRPCInternalError, httpInternalMessage)
+			}()
+			next.ServeHTTP(hw, r)
+		})
+	}
+}
+
+// httpInternalMessage is what a client is told of a failure in the HTTP
+// layer.
+const httpInternalMessage = "internal error: the request failed; the cause was recorded on the server"
