@@ -172,10 +172,13 @@ type call struct {
 	last  atomic.Pointer[invocation] // the terminal's latest run
 
 	// The chain's run on a goroutine of its own (see run).
-	h       toolctx.Handler
-	wg      sync.WaitGroup
-	res     *toolctx.CallResult // what the chain returned
-	escaped *errs.PanicError    // or the panic or Goexit that ended it
+	h         toolctx.Handler
+	cfg       *config
+	wg        sync.WaitGroup
+	out       mcp.Result       // what the SDK gets
+	outErr    error            // (a protocol error)
+	escaped   *errs.PanicError // or the panic or Goexit that ended run
+	finishing bool             // run was in finish when it ended so
 }
 
 // Value returns c for callKey and defers to the SDK's context otherwise.
@@ -227,34 +230,39 @@ var (
 )
 
 func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallToolRequest) (result mcp.Result, err error) {
-	c := &call{Context: ctx, sdk: sreq, h: h}
+	c := &call{Context: ctx, sdk: sreq, h: h, cfg: cfg}
 	cfg.fill(ctx, &c.req, sreq)
 	c.wg.Add(1)
 	go c.run()
 	c.wg.Wait()
-	res := c.res
-	if c.escaped != nil {
-		cfg.logEscaped(ctx, &c.req, c.escaped, true)
-		res = toolctx.ErrorResult(c.escaped)
+	if c.escaped == nil {
+		return c.out, c.outErr
+	}
+	cfg.logEscaped(ctx, &c.req, c.escaped, true)
+	if c.finishing {
+		// Encoding what the chain returned panicked or called Goexit.
+		return failureResult(errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}), nil
 	}
 	defer func() {
-		// finish runs on the SDK's goroutine, where a panic (a hostile
-		// value's method, say) would end the server: the last resort.
+		// finish runs on the SDK's goroutine here, where a panic would
+		// end the server: the last resort.
 		if v := recover(); v != nil {
 			cfg.logEscaped(ctx, &c.req, errs.NewPanicError(v), true)
 			result, err = failureResult(errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}), nil
 		}
 	}()
-	return cfg.finish(ctx, c, res)
+	return cfg.finish(ctx, c, toolctx.ErrorResult(c.escaped))
 }
 
-// run runs the chain for c on a goroutine of its own (serve waits for it),
-// because a runtime.Goexit in the chain (what t.FailNow does) cannot be
-// stopped: it would end the SDK's goroutine for the request, which then
-// never answers, and on HTTP keeps the session from closing. Here it ends
-// only this goroutine, and run's deferred function, which sees neither a
-// return nor a panic, records it. A panic that escaped the chain (no
-// middleware.Recover in it) is recorded the same way.
+// run runs the chain for c, and turns its result into the SDK's, on a
+// goroutine of its own (serve waits for it), because a runtime.Goexit in
+// the chain (what t.FailNow does), or in a MarshalJSON the result's
+// encoding calls, cannot be stopped: it would end the SDK's goroutine for
+// the request, which then never answers, and on HTTP keeps the session
+// from closing. Here it ends only this goroutine, and run's deferred
+// function, which sees neither a return nor a panic, records it. A panic
+// that escaped the chain (no middleware.Recover in it) is recorded the
+// same way.
 func (c *call) run() {
 	growStack()
 	defer c.wg.Done()
@@ -264,7 +272,9 @@ func (c *call) run() {
 			c.escaped = escapedPanic(recover())
 		}
 	}()
-	c.res = c.h.CallTool(c, &c.req)
+	res := c.h.CallTool(c, &c.req)
+	c.finishing = true
+	c.out, c.outErr = c.cfg.finish(c.Context, c, res)
 	returned = true
 }
 

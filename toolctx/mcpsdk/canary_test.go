@@ -90,7 +90,7 @@ func rawSecret(c canaryCall) (has bool, exact *string) {
 	case strings.HasPrefix(c.shape, "genok:"):
 		n, _ := strconv.ParseUint(strings.TrimPrefix(c.shape, "genok:"), 10, 64)
 		return genHostileResult(n, secret).secretInText, nil
-	case c.shape == "goexit":
+	case c.shape == "goexit", c.shape == "enc_goexit":
 		raw := errs.NewPanicError(errs.ErrGoexit).Error()
 		return false, &raw
 	case c.shape == "wire_unknown", c.shape == "wire_elicit_junk", c.shape == "wire_data", c.shape == "nil_result":
@@ -108,7 +108,7 @@ func panicked(c canaryCall) bool {
 		seed, _ := strconv.ParseUint(n, 10, 64)
 		return genHostileResult(seed, secretFor(c.id)).panics
 	}
-	return isPanic(c.shape) || c.shape == "enc_marshal_panic" || c.shape == "goexit"
+	return isPanic(c.shape) || c.shape == "enc_marshal_panic" || c.shape == "goexit" || c.shape == "enc_goexit"
 }
 
 // requireClean fails if the bytes a client received hold a secret or a

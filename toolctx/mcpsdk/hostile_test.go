@@ -28,7 +28,7 @@ var (
 	// the SDK's refusals.
 	wireShapes = []string{"wire_unknown", "wire_invalid_params", "wire_elicit_form", "wire_elicit_junk", "wire_data", "validation_text", "validation_fmt"}
 	// encShapes are successes that cannot be encoded.
-	encShapes = []string{"enc_chan", "enc_func", "enc_nan", "enc_cycle", "enc_marshal_err", "enc_marshal_panic", "enc_raw", "enc_meta", "enc_content_meta", "enc_priority", "enc_resource_meta", "enc_deep", "enc_deep_meta", "enc_err_panics"}
+	encShapes = []string{"enc_chan", "enc_func", "enc_nan", "enc_cycle", "enc_marshal_err", "enc_marshal_panic", "enc_raw", "enc_meta", "enc_content_meta", "enc_priority", "enc_resource_meta", "enc_deep", "enc_deep_meta", "enc_err_panics", "enc_goexit"}
 )
 
 // secretMarshaler fails to encode, quoting its secret.
@@ -59,6 +59,15 @@ func (m onceMarshaler) MarshalJSON() ([]byte, error) {
 		panic("encoded twice " + m.secret)
 	}
 	return []byte(`"once"`), nil
+}
+
+// goexitMarshaler calls runtime.Goexit when encoded (t.FailNow in a test
+// type's MarshalJSON).
+type goexitMarshaler struct{ secret string }
+
+func (m goexitMarshaler) MarshalJSON() ([]byte, error) {
+	runtime.Goexit()
+	return nil, nil
 }
 
 // panicMarshaler panics when encoded.
@@ -116,6 +125,8 @@ func hostileResult(shape, secret string) *toolctx.CallResult {
 		return sc(deep(1200, secret))
 	case "enc_deep_meta":
 		return &toolctx.CallResult{Content: []toolctx.Content{&toolctx.Text{Text: "fine", Meta: map[string]any{"d": deep(1100, secret)}}}}
+	case "enc_goexit":
+		return sc(goexitMarshaler{secret})
 	case "enc_err_panics":
 		return &toolctx.CallResult{Content: text, Meta: map[string]any{"e": errPanicMarshaler{secret}}}
 	case "enc_once":

@@ -159,37 +159,16 @@ func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) 
 		inv.direct, inv.hasDirect = t.call(ctx, inv.req), true
 		return &mcp.CallToolResult{}, nil
 	}
-	// No adapter middleware on this server: normalize here.
+	// No adapter middleware on this server: normalize here, on a
+	// goroutine of its own, as the adapter's middleware does: a panic or
+	// a runtime.Goexit in the handler, or in the encoding of its result,
+	// becomes an internal failure, logged with its stack.
 	req := new(toolctx.Request)
 	t.cfg.fill(ctx, req, sreq)
-	res := t.callGuarded(ctx, req)
-	if cerr := ctx.Err(); cerr != nil {
-		pub, _ := errs.Normalize(cerr)
-		return failureResult(pub), nil
-	}
-	if res != nil && !res.IsError {
-		out, err := encodeResult(toSDKResult(nil, res))
-		if err == nil {
-			return out, nil
-		}
-		res = toolctx.ErrorResult(err)
-	}
-	out, err := encodeResult(toSDKResult(nil, toolctx.Normalized(ctx, res, t.cfg.normalizer)))
-	if err != nil {
-		// A public detail that cannot be encoded.
-		pub, _ := errs.Normalize(err)
-		return failureResult(pub), nil
-	}
-	return out, nil
-}
-
-// callGuarded runs t.call on a goroutine of its own, as the adapter's
-// middleware runs its chain: a panic or a runtime.Goexit in the handler
-// becomes an internal failure, logged with its stack.
-func (t *registeredTool) callGuarded(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
 	var (
-		wg sync.WaitGroup
-		pe *errs.PanicError
+		wg  sync.WaitGroup
+		out *mcp.CallToolResult
+		pe  *errs.PanicError
 	)
 	wg.Add(1)
 	go func() {
@@ -200,15 +179,39 @@ func (t *registeredTool) callGuarded(ctx context.Context, req *toolctx.Request) 
 				pe = escapedPanic(recover())
 			}
 		}()
-		res = t.call(ctx, req)
+		out = t.answer(ctx, req)
 		returned = true
 	}()
 	wg.Wait()
 	if pe != nil {
 		t.cfg.logEscaped(ctx, req, pe, false)
-		return toolctx.ErrorResult(pe)
+		return failureResult(errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}), nil
 	}
-	return res
+	return out, nil
+}
+
+// answer runs the tool for a server without the adapter's middleware and
+// returns what the SDK sends.
+func (t *registeredTool) answer(ctx context.Context, req *toolctx.Request) *mcp.CallToolResult {
+	res := t.call(ctx, req)
+	if cerr := ctx.Err(); cerr != nil {
+		pub, _ := errs.Normalize(cerr)
+		return failureResult(pub)
+	}
+	if res != nil && !res.IsError {
+		out, err := encodeResult(toSDKResult(nil, res))
+		if err == nil {
+			return out
+		}
+		res = toolctx.ErrorResult(err)
+	}
+	out, err := encodeResult(toSDKResult(nil, toolctx.Normalized(ctx, res, t.cfg.normalizer)))
+	if err != nil {
+		// A public detail that cannot be encoded.
+		pub, _ := errs.Normalize(err)
+		return failureResult(pub)
+	}
+	return out
 }
 
 // call validates the arguments, runs the handler and checks its output.
