@@ -49,8 +49,9 @@ var ErrNilResult = errors.New("toolctx: the handler returned a nil *CallResult")
 
 // ErrorMetaKey is the _meta key under which adapters send a failure's
 // public code and detail, as {"code": ..., "detail": ...}, for clients that
-// read them.
-const ErrorMetaKey = "toolmw/error"
+// read them. It has a reverse-DNS prefix the project owns, as the MCP spec
+// asks of vendor _meta keys.
+const ErrorMetaKey = "io.github.toolmw/error"
 
 // TextResult returns a successful result with one text content.
 func TextResult(text string) *CallResult {

@@ -22,7 +22,7 @@
 //     adapter never becomes mcp-go's JSON-RPC -32603 error carrying
 //     err.Error(): the adapter answers with an isError result holding the
 //     public message only (the generic message for a raw error; the public
-//     message of an [errs.Error]) and _meta["toolmw/error"] =
+//     message of an [errs.Error]) and _meta["io.github.toolmw/error"] =
 //     {"code": ..., "detail": ...}.
 //   - A panic never carries its value to the client, even with
 //     server.WithRecovery inside the adapter (its error text holds the panic
@@ -76,7 +76,7 @@
 //     text holds only the client's own tool name);
 //   - input-schema validation with server.WithInputSchemaValidation: invalid
 //     arguments are an isError result whose text is the validator's
-//     feedback, without _meta["toolmw/error"]. The feedback is public: it
+//     feedback, without _meta["io.github.toolmw/error"]. The feedback is public: it
 //     names places in the caller's own arguments, the schema's constraints
 //     (published by tools/list) and the caller's values;
 //   - OnBeforeCallTool hooks.

@@ -49,7 +49,8 @@ func (c *config) logger() *slog.Logger {
 // WithTransport names the transport the server is connected with, for
 // [toolctx.Request.Transport]. The SDK does not tell a handler which
 // transport a call came on, so the adapter detects only streamable HTTP (the
-// one transport that sets the request's Extra); every other call gets t,
+// one transport that sets the request's Extra) and SSE behind [SSE]; every
+// other call gets t,
 // or [toolctx.TransportUnknown] without this option. Use one server (and one
 // Install) per transport when the distinction matters:
 //
@@ -497,6 +498,11 @@ func (cfg *config) fill(ctx context.Context, r *toolctx.Request, sreq *mcp.CallT
 		// that created the session, not from this one: its identity and
 		// request id would be stale.
 		ctxIsPerRequest = r.SessionID == ""
+	} else if ss, ok := ctx.Value(sseKey{}).(*sseSession); ok {
+		// A session opened through SSE: the context is that of its GET.
+		r.Transport = toolctx.TransportSSE
+		r.SessionID = ss.sessionID()
+		ctxIsPerRequest = false
 	}
 	if ctxIsPerRequest {
 		if id := toolctx.IdentityFrom(ctx); id != nil {

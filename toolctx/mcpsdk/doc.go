@@ -29,7 +29,7 @@
 // [*toolctx.CallResult] whose raw cause stays on the server (for the chain's
 // diagnostics and audit hooks), and the client gets the public envelope only
 // — the public message as text content and {"code", "detail"} under
-// _meta["toolmw/error"]. Successful results are sent exactly as the SDK
+// _meta["io.github.toolmw/error"]. Successful results are sent exactly as the SDK
 // produced them unless an interceptor replaced them.
 //
 // # The request
@@ -46,8 +46,9 @@
 // on stdio, in-memory and stateless streamable HTTP, but not on stateful
 // streamable HTTP, where the SDK's context is that of the request that
 // created the session: wrap the SDK's HTTP handler in [ForwardIdentity] to
-// carry them there. The transport is streamable HTTP when detected, and
-// otherwise what [WithTransport] says.
+// carry them there. The transport is streamable HTTP when detected, SSE (with
+// the session id) for a session opened through the SDK's SSE handler wrapped
+// in [SSE], and otherwise what [WithTransport] says.
 //
 // # Decisions
 //

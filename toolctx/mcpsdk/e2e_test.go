@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
 
 // capture holds every byte the client received.
@@ -142,8 +143,9 @@ func connectHTTP(t testing.TB, stateless bool) *fixture {
 // transport), with every response body byte captured.
 func connectSSE(t testing.TB) *fixture {
 	rec := &recorder{}
-	s := buildServer(rec, toolctx.TransportSSE)
-	srv := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	// No WithTransport: mcpsdk.SSE tells the adapter.
+	s := buildServer(rec, toolctx.TransportUnknown)
+	srv := httptest.NewServer(mcpsdk.SSE(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)))
 	cap := &capture{}
 	cs, err := newClient().Connect(context.Background(), &mcp.SSEClientTransport{
 		Endpoint:   srv.URL,
@@ -308,8 +310,16 @@ func TestBehaviourTable(t *testing.T) {
 					require.Equal(t, "2026-07-28", meta[toolctx.ReservedMetaPrefix+"protocolVersion"], "the protocol's keys included")
 				}
 				require.Equal(t, tk.transport == toolctx.TransportStreamableHTTP, got["has_header"])
-				if tk.name == "http-stateful" {
-					require.NotEmpty(t, got["session"])
+				if tk.name == "http-stateful" || tk.name == "sse" {
+					require.NotEmpty(t, got["session"], "the handler sees the session id")
+					c := caseID
+					recs := f.waitRecords(t, func(r []record) bool { return len(forCase(r, "after", c)) == 1 })
+					a := forCase(recs, "after", c)[0]
+					require.Equal(t, string(tk.transport), a.Transport, "the After row names the transport")
+					require.Equal(t, got["session"], a.Session, "the After row has the session id the handler saw")
+					if tk.name == "sse" {
+						require.Contains(t, string(f.received.bytes()), fmt.Sprintf("sessionid=%s", got["session"]), "the session id is the one the client was given")
+					}
 				}
 			})
 
@@ -328,6 +338,8 @@ func TestBehaviourTable(t *testing.T) {
 					require.False(t, a.Scrubbed)
 					require.Empty(t, forCase(recs, "diag", c))
 				}
+				require.Contains(t, string(f.received.bytes()), `"io.github.toolmw/error":{"code":"invalid_arguments"`,
+					"the wire name of the error _meta key, which clients read")
 			})
 
 			t.Run("explicit public error: message and detail, never the cause", func(t *testing.T) {

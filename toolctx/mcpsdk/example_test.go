@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -109,4 +111,33 @@ func ExampleAddTypedTool() {
 	// Output:
 	// <nil>
 	// {"sum":5}
+}
+
+// Serve a server over the SDK's SSE transport with SSE in front of its
+// handler: every call's Request names the transport and the session.
+func ExampleSSE() {
+	server := mcp.NewServer(&mcp.Implementation{Name: "whoami"}, nil)
+	mcpsdk.Install(server, middleware.New(middleware.Recover).Middleware())
+	_ = mcpsdk.AddTool(server, &mcp.Tool{Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			return toolctx.TextResult(fmt.Sprintf("%s, session id set: %v", req.Transport, req.SessionID != ""))
+		}))
+
+	srv := httptest.NewServer(mcpsdk.SSE(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil)))
+	defer srv.Close()
+	defer srv.CloseClientConnections()
+	client := mcp.NewClient(&mcp.Implementation{Name: "client"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.SSEClientTransport{Endpoint: srv.URL}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	// Output: sse, session id set: true
 }

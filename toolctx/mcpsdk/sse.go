@@ -1,0 +1,111 @@
+package mcpsdk
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// sseKey is the context key of the *sseSession that [SSE] puts in the
+// context of the GET that opens an SSE session.
+type sseKey struct{}
+
+// sseSession is one SSE session as [SSE] saw it open. The SDK runs every
+// call of the session in the context of its GET, so the adapter finds it
+// there.
+type sseSession struct {
+	mu sync.Mutex
+	id string
+}
+
+func (s *sseSession) sessionID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+// SSE makes the calls of sessions served by the SDK's SSE handler (the
+// 2024-11-05 HTTP+SSE transport) known to the adapter: their Request gets
+// [toolctx.TransportSSE] and the session id the SDK gave the client. Put it
+// right in front of the SDK's handler:
+//
+//	http.Handle("/sse", mcpsdk.SSE(mcp.NewSSEHandler(getServer, nil)))
+//
+// Why a wrapper: for an SSE call the SDK sets no Request.Extra and its
+// session reports an empty ID, so nothing in the call tells its transport.
+// What the SDK does keep is the context of the GET that opened the session
+// (every call of the session runs in it), and the session id is in the
+// endpoint event it sends first on that GET ("data: /path?sessionid=..."),
+// which SSE reads on its way to the client. Without SSE, SSE calls get what
+// [WithTransport] says and no session id.
+//
+// As on stateful streamable HTTP, an identity or request id in the context
+// ([toolctx.WithIdentity], [toolctx.WithRequestID]) is that of the GET that
+// opened the session, not of the POST that carried the call, so the adapter
+// does not use them for SSE calls.
+func SSE(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s := &sseSession{}
+		ew := &endpointWriter{ResponseWriter: w, s: s}
+		next.ServeHTTP(ew, r.WithContext(context.WithValue(r.Context(), sseKey{}, s)))
+	})
+}
+
+// endpointWriter reads the session id from the first event written to an
+// SSE stream, which the transport defines as the endpoint event.
+type endpointWriter struct {
+	http.ResponseWriter
+	s    *sseSession
+	seen bool // only the GET's handler goroutine writes
+}
+
+func (w *endpointWriter) Write(p []byte) (int, error) {
+	if !w.seen {
+		w.seen = true
+		if id := endpointSessionID(p); id != "" {
+			w.s.mu.Lock()
+			w.s.id = id
+			w.s.mu.Unlock()
+		}
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush passes a flush on, for writers that check for http.Flusher.
+func (w *endpointWriter) Flush() {
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the server's writer.
+func (w *endpointWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// endpointSessionID returns the sessionid query parameter of the URI in an
+// "endpoint" event, or "" if p is not one.
+func endpointSessionID(p []byte) string {
+	var name, data string
+	sc := bufio.NewScanner(bytes.NewReader(p))
+	for sc.Scan() {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, "event:"); ok {
+			name = strings.TrimSpace(v)
+		} else if v, ok := strings.CutPrefix(line, "data:"); ok {
+			data = strings.TrimSpace(v)
+		}
+	}
+	if name != "endpoint" || data == "" {
+		return ""
+	}
+	u, err := url.Parse(data)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get("sessionid")
+}
