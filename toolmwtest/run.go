@@ -38,9 +38,10 @@ type Conn struct {
 	// Transport names the transport, for reports.
 	Transport string
 	ListTools func(ctx context.Context) ([]Tool, error)
-	// CallTool calls a tool; its error is the SDK client's (a protocol
-	// error, a broken connection), not the tool's isError result.
-	CallTool func(ctx context.Context, name string, args map[string]any) error
+	// CallTool calls a tool and returns the result as the client library
+	// decoded it; its error is the SDK client's (a protocol error, a broken
+	// connection), not the tool's isError result.
+	CallTool func(ctx context.Context, name string, args map[string]any) (Answer, error)
 	// Alive tells whether the server still answers when it has no
 	// [AliveTool]: it must send a request and wait for its answer
 	// (tools/list does; ping is gone from protocol 2026-07-28).
@@ -49,6 +50,15 @@ type Conn struct {
 	Received *Recorder
 	// Close ends the session and stops the server.
 	Close func()
+}
+
+// Answer is a tool result as the client decoded it: what a model reads.
+type Answer struct {
+	IsError bool
+	// Text is the text of its text contents, joined.
+	Text string
+	// Structured reports structured content.
+	Structured bool
 }
 
 // Options says what [Exercise] checks.
@@ -148,7 +158,7 @@ func Exercise(ctx context.Context, conn Conn, opts Options, res *Result) error {
 	alive := conn.Alive
 	for _, tool := range tools {
 		if tool.Name == AliveTool {
-			alive = func(ctx context.Context) error { return conn.CallTool(ctx, AliveTool, nil) }
+			alive = func(ctx context.Context) error { _, err := conn.CallTool(ctx, AliveTool, nil); return err }
 		}
 	}
 	for _, tool := range tools {
@@ -176,7 +186,7 @@ func Exercise(ctx context.Context, conn Conn, opts Options, res *Result) error {
 func exercise(ctx context.Context, conn Conn, alive func(context.Context) error, opts Options, secrets []string, tool string, c call, res *Result) bool {
 	from := conn.Received.Len()
 	cctx, cancel := context.WithTimeout(ctx, opts.CallTimeout)
-	err := conn.CallTool(cctx, tool, c.args)
+	_, err := conn.CallTool(cctx, tool, c.args)
 	cancel()
 	res.Calls++
 	seen := map[string]bool{}

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/feedback"
 )
 
 // structuredFailurePrefix is how mcp.NewStructuredToolHandler (mcp-go
@@ -83,13 +84,17 @@ func structuredHandlerFailure(r *mcp.CallToolResult) (string, bool) {
 const errBind = "invalid arguments: the arguments do not match the tool's parameters"
 
 // bind decodes the arguments as mcp-go's typed handlers do. A failure is an
-// [errs.InvalidArguments] with a fixed public message (a decoder's error
-// may come from a custom UnmarshalJSON and say anything); the decoder's
-// error is kept as the cause. Turn on server.WithInputSchemaValidation for
-// feedback that names the offending argument.
+// [errs.InvalidArguments]: a sentence about the argument when encoding/json
+// says what was wrong with the JSON ("count: expected an integer, got a
+// string", built from the decoder's structured error, never from its text),
+// and a fixed public message otherwise (an error from a custom UnmarshalJSON
+// may say anything). The decoder's error is kept as the cause.
 func bind[T any](request mcp.CallToolRequest) (T, error) {
 	var args T
 	if err := request.BindArguments(&args); err != nil {
+		if msg, ok := feedback.JSON(err); ok {
+			return args, errs.InvalidArguments("invalid arguments: " + msg).WithCause(err)
+		}
 		return args, errs.InvalidArguments(errBind).WithCause(err)
 	}
 	return args, nil

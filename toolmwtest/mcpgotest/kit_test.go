@@ -62,3 +62,22 @@ func TestNothingLeaksThroughToolmw(t *testing.T) {
 	})
 	assert.Greater(t, res.Calls, 400, "every failing tool and the server's own were called on four transports")
 }
+
+// TestBehaviourTableThroughToolmw: the recommended chain keeps every row on
+// mcp-go too.
+func TestBehaviourTableThroughToolmw(t *testing.T) {
+	causes := new(toolmwtest.Causes)
+	chain := middleware.New(
+		audit.Interceptor(causes.Emitter(nil)),
+		middleware.Diagnostics(causes.Diagnostics(nil)),
+		middleware.Normalize(errs.Normalizer{}),
+		middleware.Recover,
+	)
+	res, err := mcpgotest.CheckBehaviour(context.Background(), mcpgotest.BehaviourConfig{
+		NewServer: func() *server.MCPServer { return newServer(mcpgo.ServerOption(chain.Middleware())) },
+		Causes:    causes,
+	})
+	require.NoError(t, err)
+	assert.Empty(t, res.Problems, "%s", res)
+	assert.Equal(t, 8, res.Calls, "one call per row, and one more after the panic")
+}

@@ -173,7 +173,7 @@ func connect(ctx context.Context, cfg Config, s *server.MCPServer, tr Transport)
 			}
 			return out, nil
 		},
-		CallTool: func(ctx context.Context, name string, args map[string]any) error {
+		CallTool: func(ctx context.Context, name string, args map[string]any) (toolmwtest.Answer, error) {
 			req := mcp.CallToolRequest{}
 			req.Params.Name, req.Params.Arguments = name, args
 			res, err := c.CallTool(ctx, req)
@@ -185,7 +185,16 @@ func connect(ctx context.Context, cfg Config, s *server.MCPServer, tr Transport)
 					_, _ = rec.Write([]byte(err.Error()))
 				}
 			}
-			return err
+			if err != nil || res == nil {
+				return toolmwtest.Answer{}, err
+			}
+			a := toolmwtest.Answer{IsError: res.IsError, Structured: res.StructuredContent != nil}
+			for _, ct := range res.Content {
+				if t, ok := ct.(mcp.TextContent); ok {
+					a.Text += t.Text
+				}
+			}
+			return a, nil
 		},
 		// mcp-go's Ping sends nothing on protocol 2026-07-28 connections.
 		Alive: func(ctx context.Context) error {

@@ -191,9 +191,18 @@ func connect(ctx context.Context, cfg Config, fs []toolmwtest.Failure, tr Transp
 			}
 			return out, nil
 		},
-		CallTool: func(ctx context.Context, name string, args map[string]any) error {
-			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-			return err
+		CallTool: func(ctx context.Context, name string, args map[string]any) (toolmwtest.Answer, error) {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+			if err != nil || res == nil {
+				return toolmwtest.Answer{}, err
+			}
+			a := toolmwtest.Answer{IsError: res.IsError, Structured: res.StructuredContent != nil}
+			for _, c := range res.Content {
+				if t, ok := c.(*mcp.TextContent); ok {
+					a.Text += t.Text
+				}
+			}
+			return a, nil
 		},
 		Alive: func(ctx context.Context) error {
 			_, err := cs.ListTools(ctx, nil)
