@@ -13,9 +13,14 @@ func WithIdentity(ctx context.Context, id Identity) context.Context {
 	return context.WithValue(ctx, identityKey{}, &id)
 }
 
-// IdentityFrom returns the caller set by [WithIdentity], or nil.
+// IdentityFrom returns the caller set by [WithIdentity], or nil. The zero
+// Identity (no subject, no scopes) is no caller: WithIdentity(ctx,
+// Identity{}) hides one that ctx carried, and IdentityFrom returns nil.
 func IdentityFrom(ctx context.Context) *Identity {
 	id, _ := ctx.Value(identityKey{}).(*Identity)
+	if id == nil || (id.Subject == "" && len(id.Scopes) == 0) {
+		return nil
+	}
 	return id
 }
 

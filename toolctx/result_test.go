@@ -252,6 +252,10 @@ func TestContextHelpers(t *testing.T) {
 	assert.Equal(t, "alice", id.Subject, "subject")
 	assert.Equal(t, []string{"read"}, id.Scopes, "scopes")
 	assert.Equal(t, "req-1", toolctx.RequestIDFrom(ctx), "request id")
+
+	hidden := toolctx.WithRequestID(toolctx.WithIdentity(ctx, toolctx.Identity{}), "")
+	assert.Nil(t, toolctx.IdentityFrom(hidden), "the zero Identity hides an outer one")
+	assert.Empty(t, toolctx.RequestIDFrom(hidden), "an empty request id hides an outer one")
 }
 
 func TestDetailsReadOnly(t *testing.T) {

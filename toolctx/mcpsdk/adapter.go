@@ -231,8 +231,8 @@ var (
 )
 
 func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallToolRequest) (result mcp.Result, err error) {
-	c := &call{Context: ctx, sdk: sreq, h: h, cfg: cfg}
-	cfg.fill(ctx, &c.req, sreq)
+	c := &call{sdk: sreq, h: h, cfg: cfg}
+	c.Context = cfg.fill(ctx, &c.req, sreq)
 	c.wg.Add(1)
 	go c.run()
 	c.wg.Wait()
@@ -470,8 +470,13 @@ func (inv *invocation) convert(t terminal, sreq *mcp.CallToolRequest, res mcp.Re
 	return inv.passed
 }
 
-// fill sets req from what the SDK exposes.
-func (cfg *config) fill(ctx context.Context, r *toolctx.Request, sreq *mcp.CallToolRequest) {
+// fill sets req from what the SDK exposes, and returns the context the chain
+// runs in: ctx, or, on a stateful streamable HTTP session (where ctx is the
+// context of the request that created the session), ctx carrying this
+// call's identity and request id, or none, so that toolctx.IdentityFrom and
+// RequestIDFrom in the chain agree with r and are never the session
+// creator's.
+func (cfg *config) fill(ctx context.Context, r *toolctx.Request, sreq *mcp.CallToolRequest) context.Context {
 	p := sreq.Params
 	r.Tool = p.Name
 	r.Arguments = p.Arguments
@@ -511,7 +516,13 @@ func (cfg *config) fill(ctx context.Context, r *toolctx.Request, sreq *mcp.CallT
 		if rid := toolctx.RequestIDFrom(ctx); rid != "" {
 			r.RequestID = rid
 		}
+		return ctx
 	}
+	var id toolctx.Identity // the zero Identity hides the creator's
+	if r.Identity != nil {
+		id = *r.Identity
+	}
+	return toolctx.WithRequestID(toolctx.WithIdentity(ctx, id), r.RequestID)
 }
 
 // toSDKResult writes r's public fields into an SDK result. shell, when set,

@@ -164,7 +164,7 @@ func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) 
 	// a runtime.Goexit in the handler, or in the encoding of its result,
 	// becomes an internal failure, logged with its stack.
 	req := new(toolctx.Request)
-	t.cfg.fill(ctx, req, sreq)
+	callCtx := t.cfg.fill(ctx, req, sreq)
 	var (
 		wg  sync.WaitGroup
 		out *mcp.CallToolResult
@@ -179,7 +179,7 @@ func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) 
 				pe = escapedPanic(recover())
 			}
 		}()
-		out = t.answer(ctx, req)
+		out = t.answer(callCtx, req)
 		returned = true
 	}()
 	wg.Wait()
