@@ -11,7 +11,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	msqlite "modernc.org/sqlite" // the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/toolmw/toolmw/audit"
 )
@@ -330,13 +331,18 @@ func sqliteV1(t string) []string {
 	}
 }
 
-// readOnly makes SQLite's read-only and disk-full errors say so plainly.
+// readOnly makes SQLite's read-only and disk-full errors say so plainly. It
+// reads the *sqlite.Error's result code (primary code: the low byte of an
+// extended one), never the error's text.
 func readOnly(err error) error {
-	msg := strings.ToLower(err.Error())
-	switch {
-	case strings.Contains(msg, "readonly"), strings.Contains(msg, "read-only"):
+	var se *msqlite.Error
+	if !errors.As(err, &se) || se == nil {
+		return err
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_READONLY:
 		return fmt.Errorf("the database is read-only: %w", err)
-	case strings.Contains(msg, "full"):
+	case sqlite3.SQLITE_FULL:
 		return fmt.Errorf("the disk is full: %w", err)
 	}
 	return err
