@@ -420,3 +420,33 @@ func TestAddToolWithoutAdapter(t *testing.T) {
 	assert.NotContains(t, string(w.bytes()), "CANARY")
 	assert.ErrorIs(t, mcpgo.AddTool(s, mcp.NewTool("x"), nil), mcpgo.ErrNilHandler)
 }
+
+// TestTransportDetected checks that a toolmw handler's Request and the
+// After row name the transport of mcp-go's SSE and stdio servers, with the
+// session id (the adapter reads them from the session's type; there is no
+// WithTransport here).
+func TestTransportDetected(t *testing.T) {
+	cases := map[string]struct {
+		mk   func(*testing.T, *recorder) *wire
+		want toolctx.Transport
+	}{
+		"sse":   {func(t *testing.T, rec *recorder) *wire { return sseWire(t, newServer(t, rec)) }, toolctx.TransportSSE},
+		"stdio": {func(t *testing.T, rec *recorder) *wire { return stdioWire(t, newServer(t, rec)) }, toolctx.TransportStdio},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rec := &recorder{}
+			w := tc.mk(t, rec)
+			res, err := call(t, w, "tm_rich", nil)
+			require.NoError(t, err, "the call")
+			require.False(t, res.IsError, "the call succeeds")
+			_, rows, reqs := rec.snapshot()
+			require.Len(t, reqs, 1, "the handler saw one Request")
+			assert.Equal(t, tc.want, reqs[0].Transport, "the Request's transport")
+			assert.NotEmpty(t, reqs[0].SessionID, "the Request's session id")
+			require.Len(t, rows, 1, "one After row")
+			assert.Equal(t, tc.want, rows[0].Details.Transport(), "the After row's transport")
+			assert.Equal(t, reqs[0].SessionID, rows[0].Details.SessionID(), "the After row's session id")
+		})
+	}
+}
