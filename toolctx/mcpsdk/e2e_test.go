@@ -437,6 +437,9 @@ func TestBehaviourTable(t *testing.T) {
 				recs := f.waitRecords(t, func(r []record) bool { return len(forCase(r, "after", c)) == 1 })
 				if tk.name != "http-stateless" {
 					require.Equal(t, string(errs.CodeCanceled), forCase(recs, "after", c)[0].Code)
+				} else {
+					// What the README's transport table says.
+					require.False(t, forCase(recs, "after", c)[0].Failed, "on stateless HTTP the cancellation does not reach the call: it runs to its end")
 				}
 				// On stateless HTTP the SDK does not cancel the handler's
 				// context when the client goes away: the handler runs to
