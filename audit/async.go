@@ -19,7 +19,7 @@ const (
 	// waits on the writer. The default. With a [Spool] the queue fills only
 	// when the local disk cannot keep up, not when the store fails.
 	Drop FullPolicy = iota
-	// Block waits for room in the queue, at most [AsyncConfig.BlockTimeout],
+	// Block waits for room in the queue, at most [AsyncOptions.BlockTimeout],
 	// then counts the row as dropped.
 	Block
 )
@@ -44,12 +44,12 @@ const (
 	// DurabilityDisk: Emit returns once the row is durable in the [Spool]
 	// (fsync'd; the calls queued together share one fsync, a group
 	// commit), so no call is answered without its row on disk. Every batch
-	// goes through the spool. Requires [AsyncConfig.Spool].
+	// goes through the spool. Requires [AsyncOptions.Spool].
 	DurabilityDisk
 )
 
-// AsyncConfig configures [NewAsync]. The zero value gives the defaults.
-type AsyncConfig struct {
+// AsyncOptions configures [NewAsync]. The zero value gives the defaults.
+type AsyncOptions struct {
 	// QueueSize is how many rows wait in memory at most. The queue's slots
 	// are allocated up front (a few hundred bytes each; a row references
 	// only its own bounded copies, see [Limits]). Default 8192.
@@ -146,7 +146,7 @@ type Async struct {
 	sink     Sink
 	onceSink OnceSink
 	spool    *Spool
-	cfg      AsyncConfig
+	cfg      AsyncOptions
 	limits   Limits
 	q        chan queued
 	direct   chan []Record // to the writer, when it is idle and the spool is empty
@@ -174,12 +174,12 @@ type queued struct {
 
 // NewAsync starts a writer to sink. Call [Async.Close] to flush and stop
 // it. A nil sink, or [DurabilityDisk] without a spool, panics.
-func NewAsync(sink Sink, cfg AsyncConfig) *Async {
+func NewAsync(sink Sink, cfg AsyncOptions) *Async {
 	if sink == nil {
 		panic("audit.NewAsync: nil sink")
 	}
 	if cfg.Durability == DurabilityDisk && cfg.Spool == nil {
-		panic("audit.NewAsync: DurabilityDisk needs AsyncConfig.Spool")
+		panic("audit.NewAsync: DurabilityDisk needs AsyncOptions.Spool")
 	}
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = 8192

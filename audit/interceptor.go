@@ -72,7 +72,7 @@ func WithFallbackLogger(l *slog.Logger) Option {
 // writes the same row whether or not [middleware.Normalize] is in the
 // chain. Place it outermost, outside [middleware.Recover]:
 //
-//	w := audit.NewAsync(store, audit.AsyncConfig{})
+//	w := audit.NewAsync(store, audit.AsyncOptions{})
 //	chain := middleware.New(audit.Interceptor(w), middleware.Diagnostics(report), middleware.Recover)
 //
 // A nil e panics: a construction mistake (see package middleware's doc).

@@ -547,7 +547,7 @@ func TestClientMetaThroughAsync(t *testing.T) {
 	for _, noMeta := range []bool{false, true} {
 		t.Run(fmt.Sprintf("without-client-meta=%v", noMeta), func(t *testing.T) {
 			sink, fallback := &memSink{}, &memSink{}
-			w := audit.NewAsync(sink, audit.AsyncConfig{Policy: audit.Block, Fallback: fallback, Logger: discardLogger(nil)})
+			w := audit.NewAsync(sink, audit.AsyncOptions{Policy: audit.Block, Fallback: fallback, Logger: discardLogger(nil)})
 			var opts []audit.Option
 			if noMeta {
 				opts = append(opts, audit.WithoutClientMeta())

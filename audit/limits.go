@@ -8,7 +8,7 @@ import (
 )
 
 // Limits are the byte limits on a row's fields that a client can make
-// large. [Async] applies them ([AsyncConfig.Limits]) before a row is
+// large. [Async] applies them ([AsyncOptions.Limits]) before a row is
 // queued; any other emitter may call [Limits.Apply]. A zero field takes
 // its default; a negative one means no limit.
 //

@@ -201,7 +201,7 @@ func BenchmarkDurability(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			w := NewAsync(SinkFunc(func(context.Context, []Record) error { return nil }), AsyncConfig{
+			w := NewAsync(SinkFunc(func(context.Context, []Record) error { return nil }), AsyncOptions{
 				Spool: sp, Durability: d, Policy: Block, BlockTimeout: time.Minute,
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			r := Record{Time: time.Now(), Kind: KindTool, CallID: "c-1", Tool: "search", Outcome: OutcomeOK}

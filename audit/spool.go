@@ -71,7 +71,7 @@ var ErrSpoolFull = errors.New("the audit spool is full")
 // append-only segment files of checksummed frames. [Async] puts batches in
 // it when the store fails or is slow (or, with [Sync] durability, every
 // batch), and replays them into the store, oldest first, when it answers
-// again. Open one with [OpenSpool] and pass it in [AsyncConfig.Spool]; the
+// again. Open one with [OpenSpool] and pass it in [AsyncOptions.Spool]; the
 // Async owns it from then on and closes it. Rows in the spool when the
 // process stops are replayed by the next one that opens the directory.
 //

@@ -115,7 +115,7 @@ func TestSpoolAbsorbsAnOutage(t *testing.T) {
 	s := newOnceSink()
 	s.down.Store(true)
 	fb := &memSink{}
-	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 64, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
+	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 64, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
 		MaxBackoff: 5 * time.Millisecond, Spool: openSpool(t, t.TempDir(), audit.SpoolConfig{}), Fallback: fb, Logger: discardLogger(nil)})
 	const n = 5000
 	for i := 0; i < n; i++ {
@@ -141,7 +141,7 @@ func TestSpoolAbsorbsAnOutage(t *testing.T) {
 func TestSpoolSlowStoreDoesNotHoldCalls(t *testing.T) {
 	s := newOnceSink()
 	s.delay = 20 * time.Millisecond
-	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 2048, BatchSize: 64, FlushInterval: time.Millisecond,
+	w := audit.NewAsync(s, audit.AsyncOptions{QueueSize: 2048, BatchSize: 64, FlushInterval: time.Millisecond,
 		Spool: openSpool(t, t.TempDir(), audit.SpoolConfig{}), Logger: discardLogger(nil)})
 	const n = 5000
 	for i := 0; i < n; i++ {
@@ -168,7 +168,7 @@ func TestSpoolSurvivesARestart(t *testing.T) {
 	s := newOnceSink()
 	s.ambiguous.Store(3) // three batches commit and report a failure: they are spooled too
 	const n = 3000
-	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 100, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
+	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 100, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
 		Spool: openSpool(t, dir, audit.SpoolConfig{}), Logger: discardLogger(nil)})
 	for i := 0; i < n; i++ {
 		w.Emit(context.Background(), row(i))
@@ -187,7 +187,7 @@ func TestSpoolSurvivesARestart(t *testing.T) {
 	t.Logf("first run: %+v; %d rows in the store", st, s.count())
 
 	s.down.Store(false)
-	w2 := audit.NewAsync(s, audit.AsyncConfig{Spool: openSpool(t, dir, audit.SpoolConfig{}), Logger: discardLogger(nil)})
+	w2 := audit.NewAsync(s, audit.AsyncOptions{Spool: openSpool(t, dir, audit.SpoolConfig{}), Logger: discardLogger(nil)})
 	require.NoError(t, w2.Close(context.Background()), "the second run replays everything")
 	s.exactlyOnce(t, n)
 	assert.Zero(t, w2.Stats().SpoolRows)
@@ -201,7 +201,7 @@ func TestSpoolSurvivesARestart(t *testing.T) {
 func TestCloseWithTheStoreHangingReturnsByTheDeadline(t *testing.T) {
 	dir := t.TempDir()
 	s := &stallSink{release: make(chan struct{})}
-	w := audit.NewAsync(s, audit.AsyncConfig{Spool: openSpool(t, dir, audit.SpoolConfig{}), Logger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncOptions{Spool: openSpool(t, dir, audit.SpoolConfig{}), Logger: discardLogger(nil)})
 	for i := 0; i < 100; i++ {
 		w.Emit(context.Background(), row(i))
 	}
@@ -223,7 +223,7 @@ func TestSpoolFullCountsAndLogsDrops(t *testing.T) {
 	s.down.Store(true)
 	var logs syncBuffer
 	fb := &memSink{}
-	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 50, FlushInterval: time.Millisecond, Backoff: time.Hour,
+	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 50, FlushInterval: time.Millisecond, Backoff: time.Hour,
 		DropLogInterval: 10 * time.Millisecond, Fallback: fb, Logger: discardLogger(&logs),
 		Spool: openSpool(t, t.TempDir(), audit.SpoolConfig{MaxBytes: 64 << 10})})
 	const n = 5000
@@ -248,7 +248,7 @@ func TestSpoolTornTailIsCut(t *testing.T) {
 	dir := t.TempDir()
 	s := newOnceSink()
 	s.down.Store(true)
-	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 10, FlushInterval: time.Millisecond, Backoff: time.Hour,
+	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 10, FlushInterval: time.Millisecond, Backoff: time.Hour,
 		Spool: openSpool(t, dir, audit.SpoolConfig{}), Logger: discardLogger(nil)})
 	for i := 0; i < 100; i++ {
 		w.Emit(context.Background(), row(i))
@@ -268,7 +268,7 @@ func TestSpoolTornTailIsCut(t *testing.T) {
 	assert.Equal(t, 100, sp.Rows(), "the good batches are kept")
 	assert.Contains(t, logs.String(), "spool segment damaged", "the damage is reported")
 	s.down.Store(false)
-	w2 := audit.NewAsync(s, audit.AsyncConfig{Spool: sp, Logger: discardLogger(nil)})
+	w2 := audit.NewAsync(s, audit.AsyncOptions{Spool: sp, Logger: discardLogger(nil)})
 	require.NoError(t, w2.Close(context.Background()))
 	s.exactlyOnce(t, 100)
 }
@@ -280,7 +280,7 @@ func TestDurabilityDiskReturnsOnceTheRowIsOnDisk(t *testing.T) {
 	dir := t.TempDir()
 	s := newOnceSink()
 	s.down.Store(true)
-	w := audit.NewAsync(s, audit.AsyncConfig{Durability: audit.DurabilityDisk, Backoff: time.Hour,
+	w := audit.NewAsync(s, audit.AsyncOptions{Durability: audit.DurabilityDisk, Backoff: time.Hour,
 		Spool: openSpool(t, dir, audit.SpoolConfig{}), Logger: discardLogger(nil)})
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
@@ -299,7 +299,7 @@ func TestDurabilityDiskReturnsOnceTheRowIsOnDisk(t *testing.T) {
 	sp := openSpool(t, dir, audit.SpoolConfig{})
 	assert.Equal(t, 400, sp.Rows(), "and on disk")
 	require.NoError(t, sp.Close())
-	assert.Panics(t, func() { audit.NewAsync(s, audit.AsyncConfig{Durability: audit.DurabilityDisk}) }, "DurabilityDisk without a spool")
+	assert.Panics(t, func() { audit.NewAsync(s, audit.AsyncOptions{Durability: audit.DurabilityDisk}) }, "DurabilityDisk without a spool")
 }
 
 func TestOpenSpoolErrors(t *testing.T) {
@@ -339,7 +339,7 @@ func ExampleSpool() {
 		fmt.Println(err)
 		return
 	}
-	w := audit.NewAsync(sink, audit.AsyncConfig{Spool: spool, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
+	w := audit.NewAsync(sink, audit.AsyncOptions{Spool: spool, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
 		Logger: discardLogger(nil)})
 	for i := 0; i < 3; i++ {
 		w.Emit(context.Background(), audit.Record{Kind: audit.KindTool, Tool: "search", Outcome: audit.OutcomeOK})

@@ -21,7 +21,7 @@ import (
 	"github.com/toolmw/toolmw/errs"
 )
 
-// Batch size of the writer in the store figures (the AsyncConfig default).
+// Batch size of the writer in the store figures (the AsyncOptions default).
 const storeBatch = 2048
 
 var tableSeq atomic.Int64
@@ -104,7 +104,7 @@ func BenchmarkAudit(b *testing.B) {
 		b.Run(st.name+"/throughput", func(b *testing.B) {
 			s := st.open(b)
 			rows := auditRows(4096)
-			w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: storeBatch, Policy: audit.Block, BlockTimeout: time.Minute, Logger: discardLogger(), Fallback: discardSink})
+			w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: storeBatch, Policy: audit.Block, BlockTimeout: time.Minute, Logger: discardLogger(), Fallback: discardSink})
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -130,7 +130,7 @@ func BenchmarkAudit(b *testing.B) {
 			s := st.open(b)
 			rows := auditRows(4096)
 			const queue = 8192
-			w := newAsync(b, s, audit.AsyncConfig{QueueSize: queue, BatchSize: storeBatch, Policy: audit.Drop})
+			w := newAsync(b, s, audit.AsyncOptions{QueueSize: queue, BatchSize: storeBatch, Policy: audit.Drop})
 			ctx := context.Background()
 			lat := make([]time.Duration, 0, min(b.N, 1<<20))
 			floor := make([]time.Duration, 0, min(b.N, 1<<20))
@@ -176,7 +176,7 @@ func BenchmarkAudit(b *testing.B) {
 				return nil
 			})
 			heap0, _ := memNow()
-			w := audit.NewAsync(stall, audit.AsyncConfig{QueueSize: q, Policy: audit.Drop, Logger: discardLogger(), Fallback: discardSink})
+			w := audit.NewAsync(stall, audit.AsyncOptions{QueueSize: q, Policy: audit.Drop, Logger: discardLogger(), Fallback: discardSink})
 			ctx := context.Background()
 			msg := strings.Repeat("x", 200)
 			b.ReportAllocs()

@@ -90,7 +90,7 @@ func BenchmarkChain(b *testing.B) {
 		loop(b, h)
 	})
 	b.Run("audit", func(b *testing.B) {
-		w := newAsync(b, discardSink, audit.AsyncConfig{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
+		w := newAsync(b, discardSink, audit.AsyncOptions{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
 		h, _ := middleware.New(audit.Interceptor(w)).Then(okHandler)
 		loop(b, h)
 	})
@@ -98,7 +98,7 @@ func BenchmarkChain(b *testing.B) {
 	// on every call (the io.modelcontextprotocol/ keys only, which the row
 	// leaves out).
 	b.Run("audit-reserved-meta", func(b *testing.B) {
-		w := newAsync(b, discardSink, audit.AsyncConfig{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
+		w := newAsync(b, discardSink, audit.AsyncOptions{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
 		h, _ := middleware.New(audit.Interceptor(w)).Then(okHandler)
 		req := *chainReq
 		req.Meta = map[string]any{
@@ -115,7 +115,7 @@ func BenchmarkChain(b *testing.B) {
 	// full is the recommended chain (audit, Diagnostics, Normalize,
 	// Recover) on success.
 	b.Run("full", func(b *testing.B) {
-		w := newAsync(b, discardSink, audit.AsyncConfig{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
+		w := newAsync(b, discardSink, audit.AsyncOptions{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
 		h, _ := fullChain(w).Then(okHandler)
 		loop(b, h)
 	})

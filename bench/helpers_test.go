@@ -24,7 +24,7 @@ var discardSink = audit.SinkFunc(func(context.Context, []audit.Record) error { r
 
 // newAsync is the audit writer of the full chain: the recommended Drop
 // policy (a call never waits for the sink), in front of sink.
-func newAsync(tb testing.TB, sink audit.Sink, cfg audit.AsyncConfig) *audit.Async {
+func newAsync(tb testing.TB, sink audit.Sink, cfg audit.AsyncOptions) *audit.Async {
 	tb.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = discardLogger()
@@ -55,6 +55,6 @@ func fullChain(e audit.Emitter) middleware.Chain {
 // writer into a slog sink that formats each row as text and discards it:
 // the same work as the SDKs' own logging middleware, moved off the call.
 func fullChainSlog(tb testing.TB) toolctx.Middleware {
-	w := newAsync(tb, audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil)), audit.AsyncConfig{Policy: audit.Drop})
+	w := newAsync(tb, audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil)), audit.AsyncOptions{Policy: audit.Drop})
 	return fullChain(w).Middleware()
 }

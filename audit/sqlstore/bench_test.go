@@ -33,7 +33,7 @@ func benchRows(n int) []audit.Record {
 func benchThroughput(b *testing.B, bk backend, batchSize int) {
 	s, _ := bk.open(b)
 	rows := benchRows(4096)
-	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 4 * batchSize, BatchSize: batchSize, FlushInterval: 50 * time.Millisecond,
+	w := audit.NewAsync(s, audit.AsyncOptions{QueueSize: 4 * batchSize, BatchSize: batchSize, FlushInterval: 50 * time.Millisecond,
 		Policy: audit.Block, BlockTimeout: time.Minute, Logger: quiet()})
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -121,7 +121,7 @@ func BenchmarkSpoolDrainPostgres(b *testing.B) {
 		b.Fatal(err)
 	}
 	down := audit.SinkFunc(func(context.Context, []audit.Record) error { return errors.New("down") })
-	w := audit.NewAsync(down, audit.AsyncConfig{Policy: audit.Block, BlockTimeout: time.Minute, Backoff: time.Hour, Spool: sp, Logger: quiet()})
+	w := audit.NewAsync(down, audit.AsyncOptions{Policy: audit.Block, BlockTimeout: time.Minute, Backoff: time.Hour, Spool: sp, Logger: quiet()})
 	rows := benchRows(4096)
 	for i := 0; i < b.N; i++ {
 		w.Emit(context.Background(), rows[i&4095])
@@ -136,7 +136,7 @@ func BenchmarkSpoolDrainPostgres(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w2 := audit.NewAsync(s, audit.AsyncConfig{Spool: sp2, Logger: quiet()})
+	w2 := audit.NewAsync(s, audit.AsyncOptions{Spool: sp2, Logger: quiet()})
 	if err := w2.Close(context.Background()); err != nil {
 		b.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool}) // a call never waits on the database
+	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool}) // a call never waits on the database
 
 	chain := middleware.New(
 		audit.Interceptor(w),

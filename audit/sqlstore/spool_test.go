@@ -27,7 +27,7 @@ import (
 
 // TestPostgresOutageWithSpoolLosesNothing stops the real server for 10 s
 // while 8 goroutines keep calling through the interceptor into the
-// recommended configuration (default AsyncConfig with a Spool): calls go on
+// recommended configuration (default AsyncOptions with a Spool): calls go on
 // during the outage, nothing goes to the fallback or is dropped, and once
 // the server is back every row is in the table exactly once.
 func TestPostgresOutageWithSpoolLosesNothing(t *testing.T) {
@@ -40,7 +40,7 @@ func TestPostgresOutageWithSpoolLosesNothing(t *testing.T) {
 	fb := &countSink{}
 	sp, err := audit.OpenSpool(t.TempDir(), audit.SpoolConfig{Logger: quiet()})
 	require.NoError(t, err)
-	w := audit.NewAsync(s, audit.AsyncConfig{Spool: sp, WriteTimeout: 2 * time.Second, Fallback: fb, Logger: quiet()})
+	w := audit.NewAsync(s, audit.AsyncOptions{Spool: sp, WriteTimeout: 2 * time.Second, Fallback: fb, Logger: quiet()})
 
 	pgctl := func(cmd string) {
 		// While the server is down, another process's outgoing connection
@@ -136,7 +136,7 @@ func TestSpoolReplayKilledIsExactlyOnce(t *testing.T) {
 	sp, err := audit.OpenSpool(dir, audit.SpoolConfig{Logger: quiet()})
 	require.NoError(t, err)
 	down := audit.SinkFunc(func(context.Context, []audit.Record) error { return errors.New("store unreachable") })
-	w := audit.NewAsync(down, audit.AsyncConfig{BatchSize: batch, FlushInterval: time.Millisecond, Backoff: time.Hour,
+	w := audit.NewAsync(down, audit.AsyncOptions{BatchSize: batch, FlushInterval: time.Millisecond, Backoff: time.Hour,
 		Policy: audit.Block, BlockTimeout: time.Minute, Spool: sp, Logger: quiet()})
 	for i := 0; i < n; i++ {
 		w.Emit(context.Background(), audit.Record{Time: time.Now(), Kind: audit.KindTool, CallID: fmt.Sprintf("k%d", i),
@@ -163,7 +163,7 @@ func TestSpoolReplayKilledIsExactlyOnce(t *testing.T) {
 	sp2, err := audit.OpenSpool(dir, audit.SpoolConfig{Logger: quiet()})
 	require.NoError(t, err)
 	t.Logf("the spool still holds %d rows (the batches of the replay not yet acknowledged)", sp2.Rows())
-	w2 := audit.NewAsync(s, audit.AsyncConfig{Spool: sp2, Logger: quiet()})
+	w2 := audit.NewAsync(s, audit.AsyncOptions{Spool: sp2, Logger: quiet()})
 	require.NoError(t, w2.Close(context.Background()))
 	assert.Equal(t, int64(n), raw(t, "SELECT COUNT(*) FROM "+s.Table()), "every row")
 	assert.Equal(t, int64(n), raw(t, "SELECT COUNT(DISTINCT call_id) FROM "+s.Table()), "exactly once")
@@ -181,7 +181,7 @@ func replayChild(dir, table string) {
 	if err != nil {
 		panic(err)
 	}
-	_ = audit.NewAsync(slowOnce{s}, audit.AsyncConfig{Spool: sp, Logger: quiet()})
+	_ = audit.NewAsync(slowOnce{s}, audit.AsyncOptions{Spool: sp, Logger: quiet()})
 	time.Sleep(time.Minute) // the parent kills us
 	os.Exit(3)
 }
@@ -204,7 +204,7 @@ func TestSpoolOnAFullFilesystem(t *testing.T) {
 	var logs syncBuf
 	fb := &countSink{}
 	down := audit.SinkFunc(func(context.Context, []audit.Record) error { return errors.New("store unreachable") })
-	w := audit.NewAsync(down, audit.AsyncConfig{BatchSize: 100, FlushInterval: time.Millisecond, Backoff: time.Hour,
+	w := audit.NewAsync(down, audit.AsyncOptions{BatchSize: 100, FlushInterval: time.Millisecond, Backoff: time.Hour,
 		DropLogInterval: 10 * time.Millisecond, Spool: sp, Fallback: fb, Logger: textLogger(&logs)})
 	h, err := middleware.New(audit.Interceptor(w), middleware.Recover).ThenFunc(mixedHandler)
 	require.NoError(t, err)

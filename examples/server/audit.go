@@ -46,7 +46,7 @@ func openAudit(ctx context.Context, cfg config, logger *slog.Logger) (*auditLog,
 	}
 	// The recommended configuration: a call never waits on the store; an
 	// outage is absorbed by the spool and replayed once the store is back.
-	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool, Logger: logger}) // logs its Stats on Close
+	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool, Logger: logger}) // logs its Stats on Close
 	return &auditLog{store: store, w: w, where: where, logger: logger}, nil
 }
 
