@@ -295,3 +295,27 @@ func composed(r *rand.Rand, c string) Failure {
 func NewFailure(shape, canary string, kind Kind, call func() error) Failure {
 	return Failure{Shape: shape, Canary: canary, Kind: kind, fail: call}
 }
+
+// Unencodable is structured content whose JSON encoding fails with an error
+// naming Secret: a success the server cannot send. The SDK runners return it
+// from their "unencodable output" tools.
+type Unencodable struct{ Secret string }
+
+// MarshalJSON fails, naming the secret.
+func (u Unencodable) MarshalJSON() ([]byte, error) {
+	return nil, errors.New("cannot encode " + u.Secret)
+}
+
+// Carry returns an error that carries res through [Failure.Call], for an SDK's
+// own failure shapes that are results, not errors (an unencodable success).
+func Carry[R any](res R) error { return carried[R]{res} }
+
+// Carried returns the result [Carry] put in err, if it did.
+func Carried[R any](err error) (R, bool) {
+	c, ok := err.(carried[R])
+	return c.res, ok
+}
+
+type carried[R any] struct{ res R }
+
+func (carried[R]) Error() string { return "toolmwtest: a result, not an error" }

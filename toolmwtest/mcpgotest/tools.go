@@ -3,7 +3,6 @@ package mcpgotest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand"
 	"strings"
@@ -50,25 +49,15 @@ func AddFailingTools(s *server.MCPServer, fs []toolmwtest.Failure) {
 	}
 }
 
+// result runs a failure: one that carries a result (toolmwtest.Carry)
+// returns it, any other returns its error (or panics, or calls
+// runtime.Goexit).
 func result(f toolmwtest.Failure) (*mcp.CallToolResult, error) {
 	err := f.Call()
-	var sr *sdkResult
-	if errors.As(err, &sr) {
-		return sr.res, nil
+	if res, ok := toolmwtest.Carried[*mcp.CallToolResult](err); ok {
+		return res, nil
 	}
 	return nil, err
-}
-
-// sdkResult carries a result, not an error, through Failure.Call.
-type sdkResult struct{ res *mcp.CallToolResult }
-
-func (*sdkResult) Error() string { return "mcpgotest: a result, not an error" }
-
-// unencodable is structured content whose encoding fails with the canary.
-type unencodable struct{ secret string }
-
-func (u unencodable) MarshalJSON() ([]byte, error) {
-	return nil, errors.New("cannot encode " + u.secret)
 }
 
 // ownShape starts the shape of mcp-go's own failures.
@@ -82,7 +71,7 @@ var sdkShapes = []func(c string) toolmwtest.Failure{
 	},
 	func(c string) toolmwtest.Failure {
 		return toolmwtest.NewFailure(ownShape+"success whose structured content cannot be encoded", c, toolmwtest.Raw, func() error {
-			return &sdkResult{&mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("ok")}, StructuredContent: unencodable{c}}}
+			return toolmwtest.Carry(&mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("ok")}, StructuredContent: toolmwtest.Unencodable{Secret: c}})
 		})
 	},
 }

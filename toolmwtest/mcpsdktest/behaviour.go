@@ -49,13 +49,6 @@ func CheckBehaviour(ctx context.Context, cfg BehaviourConfig) (*toolmwtest.Resul
 	return res, nil
 }
 
-// unencodableRow is structured content whose encoding fails with the secret.
-type unencodableRow struct{ secret string }
-
-func (u unencodableRow) MarshalJSON() ([]byte, error) {
-	return nil, errors.New("cannot encode " + u.secret)
-}
-
 func addRowTools(s *mcp.Server, secret string) {
 	obj := json.RawMessage(`{"type":"object"}`)
 	raw := func(name string, h mcp.ToolHandler) {
@@ -68,7 +61,7 @@ func addRowTools(s *mcp.Server, secret string) {
 		panic("unreachable backend " + secret)
 	})
 	raw(toolmwtest.RowUnencodable, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}, StructuredContent: unencodableRow{secret}}, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}, StructuredContent: toolmwtest.Unencodable{Secret: secret}}, nil
 	})
 	raw(toolmwtest.RowPublic, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, errs.NotFound(toolmwtest.RowPublicMessage).WithDetail(map[string]any{"id": 7}).WithCause(errors.New(secret))

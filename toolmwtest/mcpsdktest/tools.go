@@ -3,7 +3,6 @@ package mcpsdktest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -92,27 +91,15 @@ func parseFailuresEnv(v string) (seed int64, n int, err error) {
 	return seed, n, nil
 }
 
-// result runs a failure: a *sdkResult failure returns its result, any
-// other returns its error (or panics, or calls runtime.Goexit).
+// result runs a failure: one that carries a result (toolmwtest.Carry)
+// returns it, any other returns its error (or panics, or calls
+// runtime.Goexit).
 func result(f toolmwtest.Failure) (*mcp.CallToolResult, error) {
 	err := f.Call()
-	var sr *sdkResult
-	if errors.As(err, &sr) {
-		return sr.res, nil
+	if res, ok := toolmwtest.Carried[*mcp.CallToolResult](err); ok {
+		return res, nil
 	}
 	return nil, err
-}
-
-// sdkResult carries a result, not an error, through Failure.Call.
-type sdkResult struct{ res *mcp.CallToolResult }
-
-func (*sdkResult) Error() string { return "mcpsdktest: a result, not an error" }
-
-// unencodable is structured content whose encoding fails with the canary.
-type unencodable struct{ secret string }
-
-func (u unencodable) MarshalJSON() ([]byte, error) {
-	return nil, errors.New("cannot encode " + u.secret)
 }
 
 var sdkShapes = []func(c string) toolmwtest.Failure{
@@ -128,7 +115,7 @@ var sdkShapes = []func(c string) toolmwtest.Failure{
 	},
 	func(c string) toolmwtest.Failure {
 		return toolmwtest.NewFailure("success whose structured content cannot be encoded", c, toolmwtest.Raw, func() error {
-			return &sdkResult{&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}, StructuredContent: unencodable{c}}}
+			return toolmwtest.Carry(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}, StructuredContent: toolmwtest.Unencodable{Secret: c}})
 		})
 	},
 }
