@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -148,7 +149,8 @@ type Async struct {
 	spool    *Spool
 	cfg      AsyncOptions
 	limits   Limits
-	q        chan queued
+	q        *ring
+	wake     chan struct{} // to the dispatcher: a batch is queued, or a row waits for the disk
 	direct   chan []Record // to the writer, when it is idle and the spool is empty
 	free     chan []Record
 	closing  chan struct{}
@@ -221,7 +223,8 @@ func NewAsync(sink Sink, cfg AsyncOptions) *Async {
 		spool:    cfg.Spool,
 		cfg:      cfg,
 		limits:   cfg.Limits.withDefaults(),
-		q:        make(chan queued, cfg.QueueSize),
+		q:        newRing(cfg.QueueSize),
+		wake:     make(chan struct{}, 1),
 		direct:   make(chan []Record),
 		free:     make(chan []Record, 2),
 		closing:  make(chan struct{}),
@@ -268,9 +271,12 @@ func (a *Async) emit(ctx context.Context, r *Record) {
 		return
 	}
 	queuedOK := true
-	select {
-	case a.q <- queued{rec: *r, done: done}:
-	default:
+	if pos := a.q.push(r, done); pos != 0 {
+		if done != nil || pos%uint64(a.cfg.BatchSize) == 0 {
+			a.signal()
+		}
+	} else {
+		a.signal()
 		queuedOK = a.cfg.Policy == Block && a.blockPush(r, done)
 		if !queuedOK {
 			a.dropped.Add(1)
@@ -285,17 +291,42 @@ func (a *Async) emit(ctx context.Context, r *Record) {
 	}
 }
 
-// blockPush waits at most BlockTimeout for room in the queue.
-func (a *Async) blockPush(r *Record, done chan struct{}) bool {
-	t := time.NewTimer(a.cfg.BlockTimeout)
-	defer t.Stop()
+// signal wakes the dispatcher without waiting.
+func (a *Async) signal() {
 	select {
-	case a.q <- queued{rec: *r, done: done}:
-		return true
-	case <-t.C:
-	case <-a.runCtx.Done():
+	case a.wake <- struct{}{}:
+	default:
 	}
-	return false
+}
+
+// blockPush waits at most BlockTimeout for room in the queue: it yields
+// first, then sleeps longer and longer (up to 2 ms), so that many blocked
+// calls do not burn the CPU while the sink is down.
+func (a *Async) blockPush(r *Record, done chan struct{}) bool {
+	deadline := time.Now().Add(a.cfg.BlockTimeout)
+	nap := 50 * time.Microsecond
+	for spin := 0; ; spin++ {
+		if a.q.push(r, done) != 0 {
+			if done != nil {
+				a.signal()
+			}
+			return true
+		}
+		if a.runCtx.Err() != nil {
+			return false
+		}
+		a.signal()
+		if spin < 16 {
+			runtime.Gosched()
+			continue
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		time.Sleep(min(nap, left))
+		nap = min(2*nap, 2*time.Millisecond)
+	}
 }
 
 // lateRow handles a row emitted after Close: under Drop it is counted as
@@ -314,7 +345,7 @@ func (a *Async) Stats() Stats {
 	st := Stats{
 		Written: a.written.Load(), Spooled: a.spooled.Load(), Replayed: a.replayed.Load(),
 		Retried: a.retried.Load(), Fallback: a.fallback.Load(), Dropped: a.dropped.Load(),
-		Queued: len(a.q),
+		Queued: a.q.len(),
 	}
 	if a.spool != nil {
 		st.SpoolRows, st.SpoolBytes = a.spool.Rows(), a.spool.Size()
@@ -402,15 +433,12 @@ func (a *Async) dispatch() {
 		}
 	}
 	// fill takes what is queued now, up to a batch.
+	var it queued
 	fill := func() {
-		for len(batch) < a.cfg.BatchSize {
-			select {
-			case it := <-a.q:
-				add(it)
-			default:
-				return
-			}
+		for len(batch) < a.cfg.BatchSize && a.q.pop(&it) {
+			add(it)
 		}
+		it = queued{}
 	}
 	disk := a.cfg.Durability == DurabilityDisk
 	tick := time.NewTicker(a.cfg.FlushInterval)
@@ -421,11 +449,12 @@ func (a *Async) dispatch() {
 	defer syncTick.Stop()
 	for {
 		select {
-		case it := <-a.q:
-			add(it)
-			fill()
-			if disk || len(batch) >= a.cfg.BatchSize {
-				flush() // DurabilityDisk: group commit of what is queued now
+		case <-a.wake:
+			for fill(); len(batch) >= a.cfg.BatchSize; fill() {
+				flush()
+			}
+			if disk {
+				flush() // group commit of what is queued now
 			}
 		case <-tick.C:
 			fill()
@@ -443,7 +472,7 @@ func (a *Async) dispatch() {
 			for {
 				fill()
 				flush()
-				if a.inflight.Load() == 0 && len(a.q) == 0 {
+				if a.inflight.Load() == 0 && a.q.len() == 0 {
 					return
 				}
 				time.Sleep(50 * time.Microsecond) // an Emit is between its check and its send

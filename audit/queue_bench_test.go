@@ -4,161 +4,111 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// The ring below is the hand-written queue the writer used before v0.2,
-// kept here only to compare it with the channel the writer uses now:
-// BenchmarkQueue measured no difference worth its code (BENCHMARKS.md).
-
-// ring is a bounded multi-producer, single-consumer queue of Records
-// (Vyukov's bounded queue): a producer reserves a slot with one CAS, copies
-// the row in and publishes it; the consumer copies it out. No lock, no
-// allocation, and producers do not wake the consumer.
-type ring struct {
-	slots []slot
-	mask  uint64
-	_     [56]byte
-	tail  atomic.Uint64 // next position to reserve (producers)
-	_     [56]byte
-	head  atomic.Uint64 // next position to read (the consumer; read by Len)
-}
-
-type slot struct {
-	seq atomic.Uint64
-	rec Record
-}
-
-// newRing returns a ring of at least n slots (a power of two).
-func newRing(n int) *ring {
-	size := uint64(1)
-	for size < uint64(n) {
-		size <<= 1
-	}
-	q := &ring{slots: make([]slot, size), mask: size - 1}
-	for i := range q.slots {
-		q.slots[i].seq.Store(uint64(i))
-	}
-	return q
-}
-
-// push copies *r into the ring and returns its position plus one, or 0 when
-// the ring is full.
-func (q *ring) push(r *Record) uint64 {
-	pos := q.tail.Load()
-	for {
-		s := &q.slots[pos&q.mask]
-		seq := s.seq.Load()
-		switch d := int64(seq - pos); {
-		case d == 0:
-			if q.tail.CompareAndSwap(pos, pos+1) {
-				s.rec = *r
-				s.seq.Store(pos + 1) // publish
-				return pos + 1
-			}
-			pos = q.tail.Load()
-		case d < 0:
-			return 0 // full: the slot still holds a row from a lap ago
-		default:
-			pos = q.tail.Load() // another producer took it
-		}
-	}
-}
-
-// pop moves the oldest published row into *dst; false when there is none
-// (the ring is empty, or the oldest slot is reserved but not yet written).
-// Only one goroutine may pop.
-func (q *ring) pop(dst *Record) bool {
-	pos := q.head.Load()
-	s := &q.slots[pos&q.mask]
-	if s.seq.Load() != pos+1 {
-		return false
-	}
-	*dst = s.rec
-	s.rec = Record{} // drop references to the row's strings and maps
-	s.seq.Store(pos + q.mask + 1)
-	q.head.Store(pos + 1)
-	return true
-}
-
-// BenchmarkQueue compares the hand-written ring with a buffered channel and
-// a batched consumer, in the same run: GOMAXPROCS producers enqueue rows
-// while one consumer takes them out in batches of up to 1,024, as the
-// writer does.
+// BenchmarkQueue compares the writer's ring (ring.go) with a buffered
+// channel, in the same run, each with a consumer that takes rows in batches
+// of up to 1,024 as the dispatcher does: "parallel" is GOMAXPROCS producers
+// that keep the queue busy, "one" is a single producer with the consumer
+// parked between batches, which is what a server's calls look like. The
+// ring wakes its consumer once per batch, the channel once per row.
 func BenchmarkQueue(b *testing.B) {
 	r := Record{Time: time.Now(), Kind: KindTool, CallID: "c-1", Tool: "search", Outcome: OutcomeOK}
-	b.Run("ring", func(b *testing.B) {
+	const batch = 1024
+	ringCase := func(b *testing.B, parallel bool) {
 		q := newRing(8192)
+		wake := make(chan struct{}, 1)
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			batch := make([]Record, 1024)
+			var it queued
 			for {
-				n := 0
-				for n < len(batch) && q.pop(&batch[n]) {
-					n++
+				select {
+				case <-wake:
+				case <-stop:
+					return
 				}
-				clear(batch[:n])
-				if n == 0 {
-					select {
-					case <-stop:
-						return
-					default:
-						time.Sleep(20 * time.Microsecond)
-					}
+				for q.pop(&it) {
 				}
 			}
 		}()
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				for q.push(&r) == 0 {
-					time.Sleep(time.Microsecond)
-				}
+		signal := func() {
+			select {
+			case wake <- struct{}{}:
+			default:
 			}
-		})
+		}
+		push := func() {
+			pos := q.push(&r, nil)
+			for ; pos == 0; pos = q.push(&r, nil) {
+				signal()
+				runtime.Gosched()
+			}
+			if pos%batch == 0 {
+				signal()
+			}
+		}
+		b.ReportAllocs()
+		if parallel {
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					push()
+				}
+			})
+		} else {
+			for b.Loop() {
+				push()
+			}
+		}
 		close(stop)
 		wg.Wait()
-	})
-	b.Run("channel", func(b *testing.B) {
-		q := make(chan Record, 8192)
+	}
+	chanCase := func(b *testing.B, parallel bool) {
+		q := make(chan queued, 8192)
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			batch := make([]Record, 0, 1024)
-			for first := range q {
-				batch = append(batch, first)
-			fill:
-				for len(batch) < cap(batch) {
+			n := 0
+			for range q {
+				for n = 1; n < batch; n++ {
 					select {
-					case x, ok := <-q:
+					case _, ok := <-q:
 						if !ok {
-							break fill
+							return
 						}
-						batch = append(batch, x)
+						continue
 					default:
-						break fill
 					}
+					break
 				}
-				clear(batch)
-				batch = batch[:0]
 			}
 		}()
 		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				q <- r
+		if parallel {
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					q <- queued{rec: r}
+				}
+			})
+		} else {
+			for b.Loop() {
+				q <- queued{rec: r}
 			}
-		})
+		}
 		close(q)
 		wg.Wait()
-	})
+	}
+	b.Run("ring/parallel", func(b *testing.B) { ringCase(b, true) })
+	b.Run("channel/parallel", func(b *testing.B) { chanCase(b, true) })
+	b.Run("ring/one", func(b *testing.B) { ringCase(b, false) })
+	b.Run("channel/one", func(b *testing.B) { chanCase(b, false) })
 }
 
 // BenchmarkSpoolAdd is the cost of spooling a batch of 2,048 rows (encode,

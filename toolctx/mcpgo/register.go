@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
+	"github.com/toolmw/toolmw/internal/contain"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -178,21 +178,18 @@ func (r *registered) callRecovering(ctx context.Context, req *toolctx.Request) (
 	return r.h.CallTool(ctx, req)
 }
 
-// alone runs h when no adapter is outside, on a goroutine of its own, and
-// returns the answer for mcp-go. A runtime.Goexit in h ends that goroutine
-// only (the call is then an internal failure, [errs.ErrGoexit]) and mcp-go's
+// alone runs h when no adapter is outside, contained (internal/contain),
+// and returns the answer for mcp-go. A runtime.Goexit in h ends h's
+// coroutine only (the call is then an internal failure, [errs.ErrGoexit]) and mcp-go's
 // goroutine goes on; a panic in h, or in normalizing its result (the
 // cause's Is and As methods), is the generic failure too.
 func (r *registered) alone(ctx context.Context, req *toolctx.Request) *mcp.CallToolResult {
 	var res *toolctx.CallResult
 	var out *mcp.CallToolResult
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
+	contain.Run(func() {
 		reserveStack()
 		returned := false
 		defer func() {
-			defer wg.Done()
 			if !returned {
 				v := recover()
 				if v == nil {
@@ -209,7 +206,6 @@ func (r *registered) alone(ctx context.Context, req *toolctx.Request) *mcp.CallT
 		}()
 		res = r.h.CallTool(ctx, req)
 		returned = true
-	}()
-	wg.Wait()
+	})
 	return out
 }

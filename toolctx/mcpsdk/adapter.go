@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/toolmw/toolmw/internal/contain"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -131,7 +131,8 @@ func Install(s *mcp.Server, m toolctx.Middleware, opts ...Option) {
 // rules) and written back with public fields only; a failure carries its
 // code and public detail under _meta[[toolctx.ErrorMetaKey]]. A successful
 // result the chain did not replace goes back exactly as the SDK produced it.
-// The chain runs on a goroutine of its own: a panic that escapes it is
+// The chain runs on a coroutine of its own (iter.Pull's machinery: no
+// thread is woken for it): a panic that escapes it is
 // recovered as a last resort, and a runtime.Goexit in it ends the call as
 // an internal failure (see [WithFallbackLogger]). When the client cancelled the call, the SDK still
 // writes a response; the adapter makes it a content-free canceled result,
@@ -172,10 +173,9 @@ type call struct {
 	first invocation                 // the terminal's first run, without an allocation
 	last  atomic.Pointer[invocation] // the terminal's latest run
 
-	// The chain's run on a goroutine of its own (see run).
+	// The chain's run, contained (see run).
 	h         toolctx.Handler
 	cfg       *config
-	wg        sync.WaitGroup
 	out       mcp.Result       // what the SDK gets
 	outErr    error            // (a protocol error)
 	escaped   *errs.PanicError // or the panic or Goexit that ended run
@@ -233,9 +233,9 @@ var (
 func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallToolRequest) (result mcp.Result, err error) {
 	c := &call{sdk: sreq, h: h, cfg: cfg}
 	c.Context = cfg.fill(ctx, &c.req, sreq)
-	c.wg.Add(1)
-	go c.run()
-	c.wg.Wait()
+	if v, escaped := contain.Run(c.run); escaped {
+		c.escaped = escapedPanic(v)
+	}
 	if c.escaped == nil {
 		return c.out, c.outErr
 	}
@@ -255,28 +255,19 @@ func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallT
 	return cfg.finish(ctx, c, toolctx.ErrorResult(c.escaped))
 }
 
-// run runs the chain for c, and turns its result into the SDK's, on a
-// goroutine of its own (serve waits for it), because a runtime.Goexit in
+// run runs the chain for c, and turns its result into the SDK's, contained
+// (serve calls it through internal/contain), because a runtime.Goexit in
 // the chain (what t.FailNow does), or in a MarshalJSON the result's
 // encoding calls, cannot be stopped: it would end the SDK's goroutine for
 // the request, which then never answers, and on HTTP keeps the session
-// from closing. Here it ends only this goroutine, and run's deferred
-// function, which sees neither a return nor a panic, records it. A panic
-// that escaped the chain (no middleware.Recover in it) is recorded the
-// same way.
+// from closing. Contained, it ends only run's coroutine, and serve records
+// it. A panic that escaped the chain (no middleware.Recover in it) is
+// recorded the same way.
 func (c *call) run() {
 	growStack()
-	defer c.wg.Done()
-	returned := false
-	defer func() {
-		if !returned {
-			c.escaped = escapedPanic(recover())
-		}
-	}()
 	res := c.h.CallTool(c, &c.req)
 	c.finishing = true
 	c.out, c.outErr = c.cfg.finish(c.Context, c, res)
-	returned = true
 }
 
 // escapedPanic is the cause of a goroutine that ended without returning:

@@ -92,8 +92,9 @@
 //     client refuses an event over mcp.DefaultMaxEventSize (16 MiB) and
 //     closes its session, so bound results with middleware.MaxResultBytes
 //     there.
-//   - The chain runs on a goroutine of its own, so that a runtime.Goexit
-//     in it (what t.FailNow does) ends only that goroutine: the call is an
+//   - The chain runs on a coroutine of its own (iter.Pull's machinery, so
+//     no thread is woken for it), so that a runtime.Goexit in it (what
+//     t.FailNow does) ends only that coroutine: the call is an
 //     internal failure whose cause is errs.NewPanicError(errs.ErrGoexit),
 //     and the server goes on as it was.
 //   - The SDK writes a response even for a call the client cancelled; the

@@ -1,24 +1,21 @@
 package mcpsdk
 
 // growStack grows the calling goroutine's stack to at least 16 KB, now,
-// while the stack is shallow. The goroutine the adapter runs each call's
+// while the stack is shallow. The coroutine the adapter runs each call's
 // chain on (see call.run) calls it first.
 //
-// A new goroutine starts with a small stack; a tools/call then grows it
+// A new coroutine starts with a small stack; a tools/call then grows it
 // deep inside the SDK (argument decoding, schema validation) and the
 // chain, and each doubling copies the whole stack in use and adjusts every
-// frame on it. Growing once at the goroutine's start, with almost nothing
-// in use, costs one small copy and spares the deep ones.
+// frame on it. Growing once at the start, with almost nothing in use,
+// costs one small copy and spares the deep ones.
 //
-// Measured with `go test ./toolctx/mcpsdk -run '^$' -bench
-// AdapterOverhead/toolmw -benchmem -count 3 -benchtime 100000x` on
-// 2026-12-01 (load ~6 on 2 cores): the adapter and chain cost 4.3-5.6 µs
-// per call without it and 2.0-2.6 µs with it (0.35 µs before the chain had
-// a goroutine of its own), against ~350 µs for a whole in-memory call.
-// (Before the chain had its own goroutine, growStack ran at the adapter's
-// entry on the SDK's goroutine: `go test ./bench -run '^$' -bench
-// 'Interleaved/sdk' -benchtime 1000x -count 1`, eight counts each, toolmw /
-// bare on 2026-11-30: in-memory 1.046 without it and 0.994 with it.)
+// It pays end to end: toolmw / bare on go-sdk in-memory was 0.989-1.043
+// with it and 1.078-1.110 without it, five alternating runs each on
+// 2026-12-01 of `go test ./bench -run '^$' -bench
+// 'Interleaved/(sdk-in-memory|mcpgo-in)' -benchtime 1000x` (mcp-go
+// in-process, with reserveStack there: 1.063-1.093 with, 1.131-1.162
+// without).
 //
 //go:noinline
 func growStack() {

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolmw/toolmw/internal/contain"
 	"reflect"
-	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -159,32 +159,15 @@ func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) 
 		inv.direct, inv.hasDirect = t.call(ctx, inv.req), true
 		return &mcp.CallToolResult{}, nil
 	}
-	// No adapter middleware on this server: normalize here, on a
-	// goroutine of its own, as the adapter's middleware does: a panic or
-	// a runtime.Goexit in the handler, or in the encoding of its result,
+	// No adapter middleware on this server: normalize here, contained
+	// (internal/contain) as the adapter's middleware does: a panic or a
+	// runtime.Goexit in the handler, or in the encoding of its result,
 	// becomes an internal failure, logged with its stack.
 	req := new(toolctx.Request)
 	callCtx := t.cfg.fill(ctx, req, sreq)
-	var (
-		wg  sync.WaitGroup
-		out *mcp.CallToolResult
-		pe  *errs.PanicError
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		returned := false
-		defer func() {
-			if !returned {
-				pe = escapedPanic(recover())
-			}
-		}()
-		out = t.answer(callCtx, req)
-		returned = true
-	}()
-	wg.Wait()
-	if pe != nil {
-		t.cfg.logEscaped(ctx, req, pe, false)
+	var out *mcp.CallToolResult
+	if v, escaped := contain.Run(func() { out = t.answer(callCtx, req) }); escaped {
+		t.cfg.logEscaped(ctx, req, escapedPanic(v), false)
 		return failureResult(errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}), nil
 	}
 	return out, nil
