@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -78,14 +77,6 @@ func stores() []store {
 			return s
 		}},
 	}
-}
-
-// cpuTime is the process's user+system CPU time: on a shared machine,
-// rows per CPU-second does not depend on what else runs.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkAudit measures the async writer into each store:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -24,16 +25,31 @@ const wayMCPGoMW = "mcpgo-mw"
 var mcpgoWays = []string{wayBare, wayMCPGoMW, wayToolmw}
 
 func mcpgoServer(tb testing.TB, way string, handler server.ToolHandlerFunc) *server.MCPServer {
+	s, _ := mcpgoServerDrain(tb, way, handler)
+	return s
+}
+
+// mcpgoServerDrain is mcpgoServer, and the drain of its async audit writer
+// (see sdkServerDrain).
+func mcpgoServerDrain(tb testing.TB, way string, handler server.ToolHandlerFunc) (*server.MCPServer, func()) {
 	var opts []server.ServerOption
+	drain := func() {}
 	switch way {
 	case wayMCPGoMW:
 		opts = append(opts, server.WithRecovery(), server.WithLogger(discardLogger()))
 	case wayToolmw:
-		opts = append(opts, mcpgo.ServerOption(fullChainSlog(tb)))
+		mw, w := fullChainSlog(tb)
+		opts = append(opts, mcpgo.ServerOption(mw))
+		drain = closer(w)
+	case wayToolmwSync:
+		opts = append(opts, mcpgo.ServerOption(fullChainSyncSlog()))
+	case wayBare:
+	default:
+		tb.Fatalf("unknown way %q", way)
 	}
 	s := server.NewMCPServer("bench", "0", opts...)
 	s.AddTool(mcp.NewTool("echo", mcp.WithString("q")), handler)
-	return s
+	return s, drain
 }
 
 func mcpgoEcho(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -67,9 +83,10 @@ func mcpgoInProcess(tb testing.TB, s *server.MCPServer) *client.Client {
 func mcpgoHTTP(tb testing.TB, s *server.MCPServer, n int) []*client.Client {
 	srv := httptest.NewServer(server.NewStreamableHTTPServer(s))
 	tb.Cleanup(srv.Close)
+	hc := httpClient(tb, n)
 	cs := make([]*client.Client, n)
 	for i := range cs {
-		c, err := client.NewStreamableHttpClient(srv.URL + "/mcp")
+		c, err := client.NewStreamableHttpClient(srv.URL+"/mcp", transport.WithHTTPBasicClient(hc))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -100,11 +117,13 @@ func mcpgoTry(c *client.Client, req mcp.CallToolRequest) error {
 	return err
 }
 
-func mcpgoSessions(b *testing.B, cs []*client.Client, req mcp.CallToolRequest) {
+// mcpgoSessions is sdkSessions for mcp-go clients.
+func mcpgoSessions(b *testing.B, cs []*client.Client, req mcp.CallToolRequest, drains ...func()) {
 	mcpgoCall(b, cs[0], req)
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
+	cpu := startCPU(b)
 	if len(cs) == 1 {
 		for b.Loop() {
 			mcpgoCall(b, cs[0], req)
@@ -122,27 +141,32 @@ func mcpgoSessions(b *testing.B, cs []*client.Client, req mcp.CallToolRequest) {
 			}
 		})
 	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+	el := time.Since(start)
+	cpu.stop(drains...)
+	b.ReportMetric(float64(b.N)/el.Seconds(), "calls/s")
 }
 
 // BenchmarkMCPGo is tools/call end to end through mark3labs/mcp-go: its
 // in-process client, and streamable HTTP on loopback (1 and 8 sessions);
-// each bare, with WithRecovery+WithLogger, and with toolmw's full chain.
+// each bare, with WithRecovery+WithLogger, and with toolmw's full chain;
+// calls/s and cpu-ns/op as in BenchmarkSDK.
 func BenchmarkMCPGo(b *testing.B) {
 	b.Run("in-process", func(b *testing.B) {
 		for _, way := range mcpgoWays {
 			b.Run(way, func(b *testing.B) {
-				c := mcpgoInProcess(b, mcpgoServer(b, way, mcpgoEcho))
-				mcpgoSessions(b, []*client.Client{c}, mcpgoRequest(map[string]any{"q": "hello"}))
+				s, drain := mcpgoServerDrain(b, way, mcpgoEcho)
+				c := mcpgoInProcess(b, s)
+				mcpgoSessions(b, []*client.Client{c}, mcpgoRequest(map[string]any{"q": "hello"}), drain)
 			})
 		}
 	})
 	for _, n := range []int{1, 8} {
-		b.Run(map[int]string{1: "http-sessions=1", 8: "http-sessions=8"}[n], func(b *testing.B) {
+		b.Run(fmt.Sprintf("http-sessions=%d", n), func(b *testing.B) {
 			for _, way := range mcpgoWays {
 				b.Run(way, func(b *testing.B) {
-					cs := mcpgoHTTP(b, mcpgoServer(b, way, mcpgoEcho), n)
-					mcpgoSessions(b, cs, mcpgoRequest(map[string]any{"q": "hello"}))
+					s, drain := mcpgoServerDrain(b, way, mcpgoEcho)
+					cs := mcpgoHTTP(b, s, n)
+					mcpgoSessions(b, cs, mcpgoRequest(map[string]any{"q": "hello"}), drain)
 				})
 			}
 		})

@@ -18,11 +18,15 @@ import (
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
 
-// The three ways a go-sdk server is run, in the same benchmark run.
+// The ways a go-sdk server is run, in the same benchmark run.
 const (
 	wayBare   = "bare"   // the SDK alone
 	waySDKMW  = "sdk-mw" // the SDK with a recover-and-slog receiving middleware
-	wayToolmw = "toolmw" // the SDK with toolmw's full chain
+	wayToolmw = "toolmw" // the SDK with toolmw's full chain, audit rows to an async slog writer
+	// wayToolmwSync is toolmw's full chain with each audit row written by
+	// slog on the call (audit.Direct into a SlogSink): synchronous logging,
+	// as the SDKs' own logging middleware does.
+	wayToolmwSync = "toolmw-syncslog"
 )
 
 var ways = []string{wayBare, waySDKMW, wayToolmw}
@@ -68,17 +72,33 @@ func sdkRecoverLog(logger *slog.Logger) mcp.Middleware {
 
 // sdkServer is a go-sdk server with one typed echo tool, run way.
 func sdkServer(tb testing.TB, way string, tr toolctx.Transport) *mcp.Server {
+	s, _ := sdkServerDrain(tb, way, tr)
+	return s
+}
+
+// sdkServerDrain is sdkServer, and the drain (for cpuMeter.stop) that
+// writes what its async audit writer has queued; a no-op for the ways
+// without one.
+func sdkServerDrain(tb testing.TB, way string, tr toolctx.Transport) (*mcp.Server, func()) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoOut, error) {
 		return nil, echoOut{Answer: in.Q}, nil
 	})
+	drain := func() {}
 	switch way {
 	case waySDKMW:
 		s.AddReceivingMiddleware(sdkRecoverLog(discardLogger()))
 	case wayToolmw:
-		mcpsdk.Install(s, fullChainSlog(tb), mcpsdk.WithTransport(tr))
+		mw, w := fullChainSlog(tb)
+		mcpsdk.Install(s, mw, mcpsdk.WithTransport(tr))
+		drain = closer(w)
+	case wayToolmwSync:
+		mcpsdk.Install(s, fullChainSyncSlog(), mcpsdk.WithTransport(tr))
+	case wayBare:
+	default:
+		tb.Fatalf("unknown way %q", way)
 	}
-	return s
+	return s, drain
 }
 
 func sdkClient() *mcp.Client {
@@ -104,9 +124,27 @@ func sdkInMemory(tb testing.TB, s *mcp.Server) *mcp.ClientSession {
 func sdkHTTP(tb testing.TB, s *mcp.Server, n int) []*mcp.ClientSession {
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	tb.Cleanup(srv.Close)
+	return sdkConnect(tb, srv.URL, n)
+}
+
+// httpClient is the HTTP client of one server's client sessions: it keeps
+// an idle connection for each of n sessions (the default transport keeps
+// two per host, so eight concurrent sessions would open new connections
+// all the time, and the benchmark would measure TCP set-up on both sides).
+func httpClient(tb testing.TB, n int) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 2*n + 2 // a call and a stream per session
+	tb.Cleanup(t.CloseIdleConnections)
+	return &http.Client{Transport: t}
+}
+
+// sdkConnect connects n go-sdk client sessions to the streamable HTTP
+// endpoint url.
+func sdkConnect(tb testing.TB, url string, n int) []*mcp.ClientSession {
+	hc := httpClient(tb, n)
 	css := make([]*mcp.ClientSession, n)
 	for i := range css {
-		cs, err := sdkClient().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
+		cs, err := sdkClient().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -142,12 +180,14 @@ func echoParams() *mcp.CallToolParams {
 
 // sdkSessions runs tools/call over css, one goroutine per session when
 // there are several (RunParallel with b.SetParallelism so that the
-// goroutines number len(css)), reporting calls/s.
-func sdkSessions(b *testing.B, css []*mcp.ClientSession, params *mcp.CallToolParams) {
+// goroutines number len(css)), reporting calls/s and cpu-ns/op (drains run
+// before the CPU time is read: see cpuMeter.stop).
+func sdkSessions(b *testing.B, css []*mcp.ClientSession, params *mcp.CallToolParams, drains ...func()) {
 	sdkCall(b, css[0], params) // warm up the session
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
+	cpu := startCPU(b)
 	if len(css) == 1 {
 		for b.Loop() {
 			sdkCall(b, css[0], params)
@@ -165,7 +205,9 @@ func sdkSessions(b *testing.B, css []*mcp.ClientSession, params *mcp.CallToolPar
 			}
 		})
 	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+	el := time.Since(start)
+	cpu.stop(drains...)
+	b.ReportMetric(float64(b.N)/el.Seconds(), "calls/s")
 }
 
 // parallelism is the b.SetParallelism argument that runs at least n
@@ -178,13 +220,16 @@ func parallelism(n int) int {
 // BenchmarkSDK is tools/call end to end through the official go-sdk:
 // in-memory, and streamable HTTP on loopback with 1 and 8 concurrent
 // sessions; each bare, with its own recover+slog middleware, and with
-// toolmw's full chain.
+// toolmw's full chain (audit rows to an async writer into a slog sink).
+// Each reports calls/s and cpu-ns/op, the process CPU time per call, client
+// and server together (one process), the audit writer's work included.
 func BenchmarkSDK(b *testing.B) {
 	b.Run("in-memory", func(b *testing.B) {
 		for _, way := range ways {
 			b.Run(way, func(b *testing.B) {
-				cs := sdkInMemory(b, sdkServer(b, way, toolctx.TransportInMemory))
-				sdkSessions(b, []*mcp.ClientSession{cs}, echoParams())
+				s, drain := sdkServerDrain(b, way, toolctx.TransportInMemory)
+				cs := sdkInMemory(b, s)
+				sdkSessions(b, []*mcp.ClientSession{cs}, echoParams(), drain)
 			})
 		}
 	})
@@ -192,8 +237,9 @@ func BenchmarkSDK(b *testing.B) {
 		b.Run(fmt.Sprintf("http-sessions=%d", n), func(b *testing.B) {
 			for _, way := range ways {
 				b.Run(way, func(b *testing.B) {
-					css := sdkHTTP(b, sdkServer(b, way, toolctx.TransportStreamableHTTP), n)
-					sdkSessions(b, css, echoParams())
+					s, drain := sdkServerDrain(b, way, toolctx.TransportStreamableHTTP)
+					css := sdkHTTP(b, s, n)
+					sdkSessions(b, css, echoParams(), drain)
 				})
 			}
 		})

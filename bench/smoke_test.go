@@ -12,11 +12,11 @@ import (
 // `go test ./bench` (and -race in CI) catches a broken fixture without
 // running a benchmark.
 func TestSmoke(t *testing.T) {
-	for _, way := range ways {
+	for _, way := range append([]string{wayToolmwSync}, ways...) {
 		sdkCall(t, sdkInMemory(t, sdkServer(t, way, toolctx.TransportInMemory)), echoParams())
 		sdkCall(t, sdkHTTP(t, sdkServer(t, way, toolctx.TransportStreamableHTTP), 1)[0], echoParams())
 	}
-	for _, way := range mcpgoWays {
+	for _, way := range append([]string{wayToolmwSync}, mcpgoWays...) {
 		mcpgoCall(t, mcpgoInProcess(t, mcpgoServer(t, way, mcpgoEcho)), mcpgoRequest(map[string]any{"q": "hello"}))
 		mcpgoCall(t, mcpgoHTTP(t, mcpgoServer(t, way, mcpgoEcho), 1)[0], mcpgoRequest(map[string]any{"q": "hello"}))
 	}
