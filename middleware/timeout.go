@@ -29,7 +29,10 @@ import (
 // for the caller, but not lost from the record: the row's message names
 // both, as "the tool call timed out after 2s; after the deadline the
 // handler returned not_found: no such invoice". Either way the row's
-// outcome is timeout, and Diagnostics is not called.
+// outcome is timeout, and Diagnostics is not called. The notes of the late
+// result (what a guard inside Timeout noted on it, see
+// [toolctx.CallResult.WithNote]) are kept on the timeout's result, so they
+// reach the audit row.
 //
 // Place it inside Recover, next to the handlers it bounds (with [When] for
 // some tools only). The handler runs in the caller's goroutine and must
@@ -59,7 +62,7 @@ func timeout(d time.Duration, now func() time.Time) toolctx.Middleware {
 			if now().Before(deadline) {
 				return res
 			}
-			return timedOut(tctx, res, public)
+			return withNotesOf(timedOut(tctx, res, public), res)
 		})
 	}
 }
@@ -86,6 +89,20 @@ func timedOut(tctx context.Context, res *toolctx.CallResult, timeout *errs.Error
 	// The handler's own public failure, which the caller is not shown:
 	// the row names it next to the timeout.
 	return toolctx.ScrubbedResult(timeout.Public(), &lateFailure{timeout: timeout.Error(), late: o.Public})
+}
+
+// withNotesOf returns out, which replaces res, carrying res's notes, so that
+// what a guard inside Timeout noted (a retry's attempts, a cache hit)
+// reaches the audit row of a call that timed out. out is res itself when
+// Timeout kept it.
+func withNotesOf(out, res *toolctx.CallResult) *toolctx.CallResult {
+	if out == res {
+		return out
+	}
+	for _, n := range res.Notes() {
+		out = out.WithNote(n.Key, n.Value)
+	}
+	return out
 }
 
 // deadlineOnly reports whether err is a context error and nothing public:
