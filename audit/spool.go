@@ -118,13 +118,23 @@ type entry struct {
 	loading bool
 }
 
+// The frame format. A frame is the magic, the payload's length, a CRC-32C
+// of the sequence number and the payload, the batch's sequence number, and
+// the payload: the batch's rows as a JSON array of [Record]. "TMS" names
+// the format and the fourth byte its version: fields added to Record are
+// additive (an older reader ignores them), and any other change takes a
+// new version, which an older toolmw refuses at open (errSpoolVersion)
+// instead of taking the frames for damage and cutting them.
 const (
-	frameMagic  = "TMS1"
+	frameMagic  = framePrefix + "1"
+	framePrefix = "TMS"
 	frameHeader = 4 + 4 + 4 + 8 // magic, payload length, CRC-32C of seq and payload, seq
 	seqReserve  = 1 << 16
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+var errSpoolVersion = errors.New("spool format version")
 
 // OpenSpool opens the spool in dir, creating the directory if needed, and
 // reads what a previous process left there. It fails at once, with an
@@ -226,6 +236,10 @@ func (s *Spool) scan(num uint64, last bool) error {
 	for off < len(data) {
 		seq, payload, n, ok := parseFrame(data[off:])
 		if !ok {
+			if v := data[off:]; len(v) >= 4 && string(v[:3]) == framePrefix && v[3] != frameMagic[3] && v[3] >= '0' && v[3] <= '9' {
+				return fmt.Errorf("%q holds spool frames of format %s, written by another toolmw version; this one reads %s: "+
+					"open the directory with the version that wrote it, or move it away: %w", path, v[:4], frameMagic, errSpoolVersion)
+			}
 			break
 		}
 		var rows []json.RawMessage

@@ -273,6 +273,47 @@ func TestSpoolTornTailIsCut(t *testing.T) {
 	s.exactlyOnce(t, 100)
 }
 
+// A spool that holds frames of another format version (a newer toolmw
+// wrote them, and an older one opens the directory) is refused at open,
+// and left as it is: they are not taken for a torn write and cut.
+func TestSpoolOfAnotherVersionIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	s := newOnceSink()
+	s.down.Store(true)
+	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 10, FlushInterval: time.Millisecond, Backoff: time.Hour,
+		Spool: openSpool(t, dir, audit.SpoolConfig{}), Logger: discardLogger(nil)})
+	for i := 0; i < 20; i++ {
+		w.Emit(context.Background(), row(i))
+	}
+	_ = w.Close(context.Background())
+	segs, err := filepath.Glob(filepath.Join(dir, "*.seg"))
+	require.NoError(t, err)
+	require.NotEmpty(t, segs)
+	last := segs[len(segs)-1]
+	f, err := os.OpenFile(last, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.Write([]byte("TMS2\x10\x00\x00\x00a frame of a format to come"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	before, err := os.ReadFile(last)
+	require.NoError(t, err)
+
+	_, err = audit.OpenSpool(dir, audit.SpoolConfig{Logger: discardLogger(nil)})
+	require.Error(t, err, "a spool of another format version does not open")
+	assert.Contains(t, err.Error(), "format TMS2", "the error names the format found")
+	assert.Contains(t, err.Error(), last, "and the file")
+	after, err := os.ReadFile(last)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the segment is left as it was")
+
+	// Once the newer frames are gone (the version that wrote them replayed
+	// them), the directory opens again with every row of its own.
+	require.NoError(t, os.WriteFile(last, before[:len(before)-len("TMS2\x10\x00\x00\x00a frame of a format to come")], 0o600))
+	sp := openSpool(t, dir, audit.SpoolConfig{})
+	assert.Equal(t, 20, sp.Rows(), "the rows of this version's frames are kept")
+	require.NoError(t, sp.Close())
+}
+
 // TestDurabilityDiskReturnsOnceTheRowIsOnDisk: with DurabilityDisk, when
 // Emit returns the row is in the spool (or the store), even with the store
 // down.
