@@ -24,11 +24,12 @@ var arms = []arm{
 	{"toolmw", "toolmw's full chain: audit.Interceptor into an async writer (Drop), Diagnostics, Normalize, Recover",
 		"async: the audit row is formatted by a slog text sink on the writer's goroutine; Diagnostics logs only failures",
 		"1 audit row"},
-	{"toolmw-syncslog", "toolmw's full chain with the audit rows going to a slog sink on the call's goroutine (no async writer)",
+	{"toolmw-syncslog", "toolmw's full chain with each audit row written on the call: audit.Direct into a SlogSink (no async writer)",
 		"sync, formatted on the call's goroutine, like the own-middleware arm",
 		"1 audit row"},
-	{"demo", "the demo server's stack (examples/server): toolmw's chain as the demo wires it, over go-sdk streamable HTTP",
-		"as the demo configures it", "see examples/server"},
+	{"demo", "the demo server's own stack (package examples/server/demo: its tools, chain, HTTP middleware, SQLite audit store " +
+		"with its spool) against bare go-sdk with the same greet tool", "as the demo configures it: audit rows to SQLite through its async writer",
+		"1 audit row (SQLite)"},
 }
 
 // armOf maps a separate end-to-end benchmark's sub-benchmark name to its

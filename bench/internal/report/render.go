@@ -139,9 +139,12 @@ func (p *page) chain() {
 		"preallocated result (`success`, and the error rows); `audit` is the audit interceptor into an async writer (Drop, discarding sink) and\n" +
 		"`audit-baseline` the same with After's no-op hook instead; `audit-reserved-meta` is `audit` on a request whose\n" +
 		"_meta holds only the three `io.modelcontextprotocol/` keys a 2026-07-28 client adds to every call; `full` is the recommended chain,\n" +
-		"audit outermost, into an async writer: the chain issue 2's target is about.\n\n")
+		"audit outermost, into an async writer (the chain issue 2's target is about; its CPU/call includes the writer's\n" +
+		"work for the rows, the writer being closed before the CPU time is read); `full-syncslog` is `full` with each row\n" +
+		"formatted by slog on the call (audit.Direct into a SlogSink), as the SDKs' own logging middleware does.\n" +
+		"`dropped` is the share of the rows the writer dropped (Drop policy, queue full): a dropped row is work not done.\n\n")
 	p.load("Chain")
-	p.t.head("case", "wall/call", "±", "CPU/call", "CPU/wall", "B/call", "allocs/call", "vs. reference", "target (issue)", "")
+	p.t.head("case", "wall/call", "±", "CPU/call", "CPU/wall", "B/call", "allocs/call", "dropped", "vs. reference", "target (issue)", "")
 	for i, name := range names {
 		c := cases[i]
 		cost := p.costOf(name)
@@ -149,7 +152,7 @@ func (p *page) chain() {
 		al, _ := p.r.med(name, "allocs/op")
 		ref, target, v := "", "", ""
 		switch c {
-		case "success", "public-error", "panic":
+		case "success", "public-error", "panic", "full-syncslog":
 			ref = p.over(cost, "direct")
 		case "audit-reserved-meta":
 			ref = p.over(cost, "audit-baseline")
@@ -169,7 +172,11 @@ func (p *page) chain() {
 				v = overheadAtMost(cost, p.costOf("BenchmarkChain/"+tg.ref), al, tg.limit, tg.maxAlloc)
 			}
 		}
-		p.t.row(c, dur(cost.wall), p.r.spread(name, "ns/op"), dur(cost.cpu), cpuWall(cost), num(bop), num(al), ref, target, v)
+		dropped := ""
+		if d, ok := p.r.med(name, "dropped-%"); ok {
+			dropped = pct(d)
+		}
+		p.t.row(c, dur(cost.wall), p.r.spread(name, "ns/op"), dur(cost.cpu), cpuWall(cost), num(bop), num(al), dropped, ref, target, v)
 	}
 	p.b.WriteString("\n")
 }
@@ -294,6 +301,20 @@ var interleavedLabels = map[string]string{
 	"demo-http-sessions=8":  "demo server vs bare go-sdk, streamable HTTP, 8 sessions",
 }
 
+// sessionsOf is the number of sessions of an interleaved case named
+// "…-sessions=N" (each arm's turn is one call on each of them), else 1.
+func sessionsOf(caseName string) int {
+	_, n, ok := strings.Cut(caseName, "sessions=")
+	if !ok {
+		return 1
+	}
+	v, err := strconv.Atoi(n)
+	if err != nil || v < 1 {
+		return 1
+	}
+	return v
+}
+
 // issue 4's targets: toolmw within 3% of bare; its overhead below the
 // SDK's own middleware's.
 const (
@@ -330,7 +351,8 @@ func judgeInterleaved(r *results, name string) interleavedCase {
 	c.aa = newCI(r.ratios(name, "bare2-ns", "bare-ns"))
 	cpu, _ := r.med(name, cpuUnit)
 	wall, _ := r.med(name, "ns/op")
-	c.cpuPerCall, c.wallPerCall = perCall(cpu, len(c.arms)), perCall(wall, len(c.arms))
+	calls := len(c.arms) * sessionsOf(cs)
+	c.cpuPerCall, c.wallPerCall = perCall(cpu, calls), perCall(wall, calls)
 	hasOwn := r.has(name, "own-ns")
 	var own ci
 	if hasOwn {
@@ -377,7 +399,9 @@ func (p *page) interleaved() {
 		"margin being judged wide (1.5% for ≤ 1.03; for < own mw, half of own mw's overhead over bare). When it is\n" +
 		"wider the verdict is **inconclusive**, unless the whole interval is beyond the limit (or inside it) by more\n" +
 		"than the A/A interval's width. CPU/call is the process's CPU per call over all arms together (one op is one\n" +
-		"call to each arm). The ≤ 1.03 and < own mw targets (issue 4) apply to the toolmw arms.\n\n")
+		"call to each arm; with N sessions, one call on each session of each arm). With 8 sessions an arm's\n" +
+		"wall/call is its turn's wall time (8 calls at once) over 8. The ≤ 1.03 and < own mw targets (issue 4)\n" +
+		"apply to the toolmw arms; `demo` is the demo server's whole stack against bare go-sdk, with no target.\n\n")
 	p.load("Interleaved")
 	p.chart("interleaved", "interleaved ratios to bare with 95% intervals")
 	p.t.head("SDK / transport", "counts", "A/A (bare2 / bare)", "CPU/call (all arms)", "arm", "wall/call", "arm / bare", "≤ 1.03", "arm / own mw", "< own mw")
@@ -423,7 +447,8 @@ func (p *page) writer() {
 	p.b.WriteString("## The audit writer\n\n")
 	p.b.WriteString("`BenchmarkAudit`: audit.NewAsync in front of sqlstore (batch size 2048, the default; queue 8192; rows in time order, as they arrive). **throughput**: rows\n" +
 		"emitted as fast as possible under the Block policy (no row lost), timed until Close has committed the last\n" +
-		"one; CPU/row is this process's CPU time per row (for PostgreSQL the server's backend CPU is not in it).\n" +
+		"one; CPU/row is this process's CPU time per row, and server CPU/row the PostgreSQL backends' serving the\n" +
+		"benchmark's connections (the test server runs on this machine; read from /proc/PID/schedstat).\n" +
 		"**enqueue**: the latency of one Emit while the writer writes to the database (Drop policy, paced so the\n" +
 		"queue never fills); every sample includes one clock read, shown as the clock's own percentiles.\n" +
 		"Issue 3's target: ≥ 100,000 rows/s into each store.\n\n")
@@ -436,13 +461,13 @@ func (p *page) writer() {
 }
 
 func (p *page) throughput() {
-	p.t.head("store", "rows/s", "±", "CPU/row", "≥ 100k rows/s", "Emit p50", "Emit p99", "clock p50 / p99", "enqueue dropped")
+	p.t.head("store", "rows/s", "±", "CPU/row", "server CPU/row", "≥ 100k rows/s", "Emit p50", "Emit p99", "clock p50 / p99", "enqueue dropped")
 	for _, s := range stores {
 		tn := "BenchmarkAudit/" + s + "/throughput"
 		en := "BenchmarkAudit/" + s + "/enqueue"
 		rows, ok := p.r.med(tn, "rows/s")
 		if !ok {
-			p.t.row(s, "skipped (not run; TOOLMW_TEST_POSTGRES_DSN unset?)", "", "", "", "", "", "", "")
+			p.t.row(s, "skipped (not run; TOOLMW_TEST_POSTGRES_DSN unset?)", "", "", "", "", "", "", "", "")
 			continue
 		}
 		p50, _ := p.r.med(en, "p50-ns")
@@ -454,21 +479,52 @@ func (p *page) throughput() {
 		if rows >= 100000 {
 			v = verdictMet
 		}
-		p.t.row(s, num(rows), p.r.spread(tn, "rows/s"), dur(p.cpuPerRow(tn)), v, dur(p50), dur(p99), dur(c50)+" / "+dur(c99), pct(dr))
+		srv, _ := p.r.med(tn, "server-cpu-ns/row")
+		p.t.row(s, num(rows), p.r.spread(tn, "rows/s"), dur(p.cpuPerRow(tn)), dur(srv), v, dur(p50), dur(p99), dur(c50)+" / "+dur(c99), pct(dr))
 	}
 	p.b.WriteString("\n")
 }
 
-// cpuPerRow is a writer row's CPU time per row: cpu-ns/row when reported,
-// else from rows/cpu-s.
+// cpuPerRow is a writer row's CPU time per row, this process's only:
+// cpu-ns/row when reported, else from rows/cpu-s (which, in results from
+// before server-cpu-ns/row was reported, counted this process only).
 func (p *page) cpuPerRow(name string) float64 {
 	if v, ok := p.r.med(name, "cpu-ns/row"); ok {
 		return v
+	}
+	if p.r.has(name, "server-cpu-ns/row") {
+		return math.NaN()
 	}
 	if v, ok := p.r.med(name, "rows/cpu-s"); ok && v != 0 {
 		return 1e9 / v
 	}
 	return math.NaN()
+}
+
+// rowCPU is a writer's CPU time per row: this process's, and the
+// PostgreSQL server's backends' where measured (NaN otherwise).
+type rowCPU struct{ process, server float64 }
+
+func (c rowCPU) total() float64 {
+	if math.IsNaN(c.server) {
+		return c.process
+	}
+	return c.process + c.server
+}
+
+func (c rowCPU) String() string {
+	if math.IsNaN(c.server) {
+		return dur(c.process)
+	}
+	return fmt.Sprintf("%s + %s server", dur(c.process), dur(c.server))
+}
+
+func (p *page) totalCPUPerRow(name string) rowCPU {
+	srv, ok := p.r.med(name, "server-cpu-ns/row")
+	if !ok {
+		srv = math.NaN()
+	}
+	return rowCPU{p.cpuPerRow(name), srv}
 }
 
 // ceilingTarget is the writer's share of its driver's ceiling it must
@@ -483,8 +539,10 @@ func (p *page) ceiling() {
 	}
 	p.b.WriteString("### The writer against its driver's ceiling\n\n`BenchmarkCeiling`: **driver** is the database driver alone on the same\n" +
 		"rows, table shape and indexes (modernc sqlite: a prepared insert, one transaction per batch; pgx: `CopyFrom` of prebuilt\n" +
-		"rows), the same batch size; **toolmw** is audit.NewAsync into sqlstore in the same run. The ratio is taken per count (the two\n" +
-		"alternate, one count each at a time) with a 95% interval; the target is toolmw ≥ 0.9 of its driver.\n\n")
+		"rows), the same batch size, into a table sqlstore created; **toolmw** is audit.NewAsync (Block) into sqlstore in the same run.\n" +
+		"The ratio of rows/s is taken per count (the two alternate, one count each at a time) with a 95% interval; the target\n" +
+		"is toolmw ≥ 0.9 of its driver (issue 16). CPU/row is this process's, plus the PostgreSQL backends' where measured;\n" +
+		"the last column is the ratio of the totals.\n\n")
 	p.chart("ceiling", "writer rows/s against the driver's ceiling")
 	p.t.head("store", "driver rows/s", "toolmw rows/s", "toolmw / driver", "≥ 0.9", "driver CPU/row", "toolmw CPU/row", "toolmw / driver CPU")
 	for _, s := range stores {
@@ -496,9 +554,9 @@ func (p *page) ceiling() {
 		}
 		tr, _ := p.r.med(t, "rows/s")
 		q := newCI(p.r.pairRatios(t, d, "rows/s"))
-		dc, tc := p.cpuPerRow(d), p.cpuPerRow(t)
+		dc, tc := p.totalCPUPerRow(d), p.totalCPUPerRow(t)
 		p.t.row(s, num(dr)+" "+p.r.spread(d, "rows/s"), num(tr)+" "+p.r.spread(t, "rows/s"), q.String(), atLeast(q, ceilingTarget),
-			dur(dc), dur(tc), ratio(tc, dc))
+			dc.String(), tc.String(), ratio(tc.total(), dc.total()))
 	}
 	p.b.WriteString("\n")
 }

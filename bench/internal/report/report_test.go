@@ -117,11 +117,12 @@ func TestAtLeast(t *testing.T) {
 
 func TestInterleavedCaseJudgedWithCPUPerCall(t *testing.T) {
 	const n = 7
-	// Five arms; one op is one call to each, so CPU per call is
-	// cpu-ns/op over 5.
+	// Five arms, eight sessions: one op is one call on each session of
+	// each arm, so CPU per call is cpu-ns/op over 40 (an op's wall time is
+	// eight times the sum of the arms' wall per call).
 	raw := lines("BenchmarkInterleaved/sdk-http-sessions=8", 1000, map[string][]float64{
-		"ns/op":              around(1_000_000, 0.001, n),
-		cpuUnit:              around(1_500_000, 0.001, n),
+		"ns/op":              around(8*(200_000+200_000+220_000+202_000+240_000), 0.001, n),
+		cpuUnit:              around(12_000_000, 0.001, n),
 		"bare-ns":            around(200_000, 0.001, n),
 		"bare2-ns":           around(200_000, 0.001, n),
 		"own-ns":             around(220_000, 0.001, n),
@@ -131,8 +132,8 @@ func TestInterleavedCaseJudgedWithCPUPerCall(t *testing.T) {
 	r := parse(strings.NewReader(raw))
 	c := judgeInterleaved(r, "BenchmarkInterleaved/sdk-http-sessions=8")
 	assert.Equal(t, []string{"bare", "bare2", "own", "toolmw", "toolmw-syncslog"}, c.arms, "arms in the report's order")
-	assert.InDelta(t, 300_000, c.cpuPerCall, 1, "CPU per call is cpu-ns/op over the five arms")
-	assert.InDelta(t, 200_000, c.wallPerCall, 1, "wall per call is ns/op over the five arms")
+	assert.InDelta(t, 300_000, c.cpuPerCall, 1, "CPU per call is cpu-ns/op over the five arms' eight calls")
+	assert.InDelta(t, 212_400, c.wallPerCall, 1, "wall per call is ns/op over the five arms' eight calls")
 	assert.Equal(t, n, c.counts, "counts")
 	byArm := map[string]interleavedRow{}
 	for _, row := range c.rows {
@@ -147,8 +148,15 @@ func TestInterleavedCaseJudgedWithCPUPerCall(t *testing.T) {
 
 	page := render(r, meta{}, nil, "")
 	assert.Contains(t, page, "go-sdk streamable HTTP, 8 sessions", "the case is named")
-	assert.Contains(t, page, "300.0 µs (wall 200.0 µs)", "CPU per call next to wall per call")
+	assert.Contains(t, page, "300.0 µs (wall 212.4 µs)", "CPU per call next to wall per call")
 	assert.Contains(t, page, "**toolmw-syncslog**", "the arms table names every arm")
+}
+
+func TestSessionsOf(t *testing.T) {
+	assert.Equal(t, 8, sessionsOf("mcpgo-http-sessions=8"), "eight sessions")
+	assert.Equal(t, 8, sessionsOf("demo-http-sessions=8"), "the demo's eight sessions")
+	assert.Equal(t, 1, sessionsOf("sdk-in-memory"), "one session")
+	assert.Equal(t, 1, sessionsOf("odd-sessions=x"), "not a number: one")
 }
 
 func TestInterleavedInconclusiveInThePage(t *testing.T) {
@@ -200,16 +208,19 @@ func TestChainTargetsOnTheRowThatDoesTheWork(t *testing.T) {
 func TestCeilingRatioPerCount(t *testing.T) {
 	raw := lines("BenchmarkCeiling/sqlite/driver", 100000, map[string][]float64{"rows/s": {200000, 210000, 190000}, "cpu-ns/row": {4000, 4000, 4000}}) +
 		lines("BenchmarkCeiling/sqlite/toolmw", 100000, map[string][]float64{"rows/s": {196000, 205800, 186200}, "cpu-ns/row": {5000, 5000, 5000}}) +
-		lines("BenchmarkCeiling/postgres/driver", 100000, map[string][]float64{"rows/s": {400000, 410000, 390000}, "cpu-ns/row": {1000, 1000, 1000}}) +
-		lines("BenchmarkCeiling/postgres/toolmw", 100000, map[string][]float64{"rows/s": {300000, 307500, 292500}, "cpu-ns/row": {2000, 2000, 2000}})
+		lines("BenchmarkCeiling/postgres/driver", 100000, map[string][]float64{"rows/s": {400000, 410000, 390000}, "cpu-ns/row": {1000, 1000, 1000}, "server-cpu-ns/row": {3000, 3000, 3000}}) +
+		lines("BenchmarkCeiling/postgres/toolmw", 100000, map[string][]float64{"rows/s": {300000, 307500, 292500}, "cpu-ns/row": {2000, 2000, 2000}, "server-cpu-ns/row": {4000, 4000, 4000}}) +
+		lines("BenchmarkAudit/postgres/throughput", 100000, map[string][]float64{"rows/s": {150000}, "cpu-ns/row": {2000}, "server-cpu-ns/row": {4000}, "rows/cpu-s": {166667}})
 	r := parse(strings.NewReader(raw))
 	q := newCI(r.pairRatios("BenchmarkCeiling/sqlite/toolmw", "BenchmarkCeiling/sqlite/driver", "rows/s"))
 	assert.InDelta(t, 0.98, q.mean, 1e-9, "toolmw over its driver, count by count")
 	page := render(r, meta{}, nil, "")
 	assert.Equal(t, "| sqlite | 200,000 ±5% | 196,000 ±5% | 0.980 (0.980–0.980) | met | 4.00 µs | 5.00 µs | 1.250 |",
 		rowOf(page, "sqlite", "200,000"), "SQLite at 0.98 of its ceiling")
-	assert.Equal(t, "| postgres | 400,000 ±2% | 300,000 ±2% | 0.750 (0.750–0.750) | **missed** | 1.00 µs | 2.00 µs | 2.000 |",
-		rowOf(page, "postgres", "400,000"), "PostgreSQL at 0.75 misses 0.9")
+	assert.Equal(t, "| postgres | 400,000 ±2% | 300,000 ±2% | 0.750 (0.750–0.750) | **missed** | 1.00 µs + 3.00 µs server | 2.00 µs + 4.00 µs server | 1.500 |",
+		rowOf(page, "postgres", "400,000"), "PostgreSQL at 0.75 misses 0.9; the server's CPU counted")
+	assert.True(t, strings.HasPrefix(rowOf(page, "postgres", "150,000"), "| postgres | 150,000 |  | 2.00 µs | 4.00 µs | met |"),
+		"the throughput row shows this process's and the server's CPU per row: %s", rowOf(page, "postgres", "150,000"))
 }
 
 func TestMetaGroupsGiveEachSectionItsLoad(t *testing.T) {
