@@ -1,0 +1,251 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, as audit/sqlstore uses it
+
+	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/audit/sqlstore"
+)
+
+// storeColumns are the columns audit/sqlstore writes, in its order.
+var storeColumns = []string{"ts", "kind", "call_id", "request_id", "session_id", "transport", "tool", "subject",
+	"outcome", "code", "message", "detail", "duration_ns", "client_meta", "arguments", "method", "path", "status"}
+
+// sqliteDSN is the DSN audit/sqlstore opens a database file with (WAL,
+// synchronous=NORMAL, immediate transactions, checkpoint every 8,000
+// pages): the driver alone must run under the same settings.
+func sqliteDSN(path string) string {
+	return "file:" + path + "?_busy_timeout=10000&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&_pragma=wal_autocheckpoint(8000)"
+}
+
+// BenchmarkCeiling puts toolmw's audit writer next to the fastest the
+// database driver alone writes the same rows, in the same run, so that the
+// writer is judged as a share of what the store can take (issue 16: at
+// least 0.9 of each ceiling). Both arms write b.N rows of auditRows' shape
+// (one in ten an internal error with its message; timestamps in order) in
+// batches of storeBatch, into a table that audit/sqlstore itself created,
+// so with its columns and indexes:
+//
+//   - sqlite/driver: modernc.org/sqlite on one connection, with the store's
+//     pragmas; per batch one transaction, one prepared one-row INSERT
+//     executed per row on the driver connection with prebuilt arguments
+//     (only the timestamp is set per row).
+//   - postgres/driver: pgx CopyFrom on one connection, per batch, of
+//     prebuilt rows (only the timestamp set per row).
+//   - sqlite/toolmw, postgres/toolmw: audit.NewAsync into the
+//     sqlstore.Store (Block policy, so that no row is dropped), b.N Emits
+//     then Close.
+//
+// Each reports rows/s (b.N over the time until the last row is committed),
+// cpu-ns/row (this process, every goroutine), for PostgreSQL
+// server-cpu-ns/row (the backends serving the benchmark's connections:
+// see pgCPU), and rows/cpu-s, which counts both. The PostgreSQL cases need
+// TOOLMW_TEST_POSTGRES_DSN.
+func BenchmarkCeiling(b *testing.B) {
+	b.Run("sqlite/driver", func(b *testing.B) {
+		path := filepath.Join(b.TempDir(), "audit.db")
+		s, err := sqlstore.OpenSQLite(context.Background(), path, sqlstore.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = s.Close() // it made the table and its indexes
+		db, err := sql.Open("sqlite", sqliteDSN(path))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = db.Close() })
+		ctx := context.Background()
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = conn.Close() })
+		args := sqliteArgs(auditRows(4096))
+		insert := "INSERT INTO " + sqlstore.DefaultTable + " (" + strings.Join(storeColumns, ", ") + ") VALUES (?" + strings.Repeat(", ?", len(storeColumns)-1) + ")"
+		b.ReportAllocs()
+		b.ResetTimer()
+		start, cpu0 := time.Now(), cpuTime()
+		t0 := time.Now().UnixNano()
+		err = conn.Raw(func(dc any) error {
+			bt, pc := dc.(driver.ConnBeginTx), dc.(driver.ConnPrepareContext)
+			for done := 0; done < b.N; {
+				n := min(storeBatch, b.N-done)
+				tx, err := bt.BeginTx(ctx, driver.TxOptions{})
+				if err != nil {
+					return err
+				}
+				st, err := pc.PrepareContext(ctx, insert)
+				if err != nil {
+					return err
+				}
+				ex := st.(driver.StmtExecContext)
+				for i := done; i < done+n; i++ {
+					a := args[i&4095]
+					a[0].Value = t0 + int64(i)
+					if _, err := ex.ExecContext(ctx, a); err != nil {
+						return err
+					}
+				}
+				if err := st.Close(); err != nil {
+					return err
+				}
+				if err := tx.Commit(); err != nil {
+					return err
+				}
+				done += n
+			}
+			return nil
+		})
+		el, cpu := time.Since(start), cpuTime()-cpu0
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		checkCount(b, db.QueryRowContext(ctx, "SELECT count(*) FROM "+sqlstore.DefaultTable+" WHERE kind <> 'probe'").Scan)
+		reportRows(b, b.N, el, cpu, 0, false)
+	})
+	b.Run("sqlite/toolmw", func(b *testing.B) { ceilingToolmw(b, stores()[0]) })
+	b.Run("postgres/driver", func(b *testing.B) {
+		dsn := pgDSN(b)
+		table := pgTable(b, dsn, "toolmw_ceiling")
+		meter, appDSN := newPGCPU(b, dsn, table)
+		ctx := context.Background()
+		s, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: table})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = s.Close() // it made the table and its indexes
+		conn, err := pgx.Connect(ctx, appDSN)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = conn.Close(context.Background()) })
+		src := &prebuilt{rows: pgValues(auditRows(4096)), t0: time.Now()}
+		meter.begin(b)
+		b.ReportAllocs()
+		b.ResetTimer()
+		start, cpu0 := time.Now(), cpuTime()
+		for done := 0; done < b.N; {
+			n := min(storeBatch, b.N-done)
+			src.next, src.end = done, done+n
+			copied, err := conn.CopyFrom(ctx, pgx.Identifier{table}, storeColumns, src)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if int(copied) != n {
+				b.Fatalf("copied %d rows of %d", copied, n)
+			}
+			done += n
+		}
+		el, cpu := time.Since(start), cpuTime()-cpu0
+		b.StopTimer()
+		server := meter.since(b)
+		checkCount(b, conn.QueryRow(ctx, "SELECT count(*) FROM "+table+" WHERE kind <> 'probe'").Scan)
+		reportRows(b, b.N, el, cpu, server, true)
+	})
+	b.Run("postgres/toolmw", func(b *testing.B) { ceilingToolmw(b, stores()[1]) })
+}
+
+// ceilingToolmw is the toolmw arm: the async writer into st.
+func ceilingToolmw(b *testing.B, st store) {
+	s, server := st.open(b)
+	rows := auditRows(4096)
+	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: storeBatch, Policy: audit.Block, BlockTimeout: time.Minute, Logger: discardLogger(), Fallback: discardSink})
+	ctx := context.Background()
+	if server != nil {
+		server.begin(b)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start, cpu0 := time.Now(), cpuTime()
+	t0 := time.Now()
+	for i := 0; i < b.N; i++ {
+		r := rows[i&4095]
+		r.Time = t0.Add(time.Duration(i))
+		w.Emit(ctx, r)
+	}
+	if err := w.Close(ctx); err != nil {
+		b.Fatal(err)
+	}
+	el, cpu := time.Since(start), cpuTime()-cpu0
+	b.StopTimer()
+	var srv time.Duration
+	if server != nil {
+		srv = server.since(b)
+	}
+	if got := w.Stats(); got.Written != uint64(b.N) {
+		b.Fatalf("written %d of %d: %+v", got.Written, b.N, got)
+	}
+	reportRows(b, b.N, el, cpu, srv, server != nil)
+}
+
+// checkCount fails b unless the table holds b.N rows (scan reads the
+// count): a ceiling that wrote nothing would be a fast one.
+func checkCount(b *testing.B, scan func(...any) error) {
+	var n int64
+	if err := scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	if n != int64(b.N) {
+		b.Fatalf("the table holds %d rows, want %d", n, b.N)
+	}
+}
+
+// sqliteArgs are the INSERT arguments of each row, bound as audit/sqlstore
+// binds them (the time as Unix nanoseconds, JSON columns NULL when empty).
+func sqliteArgs(rows []audit.Record) [][]driver.NamedValue {
+	out := make([][]driver.NamedValue, len(rows))
+	for i, r := range rows {
+		vals := []driver.Value{r.Time.UnixNano(), string(r.Kind), r.CallID, r.RequestID, r.SessionID, r.Transport, r.Tool, r.Subject,
+			string(r.Outcome), string(r.Code), r.Message, nil, int64(r.Duration), nil, nil, r.Method, r.Path, int64(r.Status)}
+		out[i] = make([]driver.NamedValue, len(vals))
+		for j, v := range vals {
+			out[i][j] = driver.NamedValue{Ordinal: j + 1, Value: v}
+		}
+	}
+	return out
+}
+
+// pgValues are the COPY values of each row, of the Go types audit/sqlstore
+// passes to pgx.
+func pgValues(rows []audit.Record) [][]any {
+	out := make([][]any, len(rows))
+	for i, r := range rows {
+		out[i] = []any{r.Time, string(r.Kind), r.CallID, r.RequestID, r.SessionID, r.Transport, r.Tool, r.Subject,
+			string(r.Outcome), string(r.Code), r.Message, nil, int64(r.Duration), nil, nil, r.Method, r.Path, int32(r.Status)}
+	}
+	return out
+}
+
+// prebuilt is a pgx.CopyFromSource of rows next to end, cycling through
+// rows; only the timestamp is set per row (t0 plus the row's number), so
+// that rows arrive in time order.
+type prebuilt struct {
+	rows      [][]any
+	t0        time.Time
+	next, end int
+	cur       []any
+}
+
+func (p *prebuilt) Next() bool {
+	if p.next >= p.end {
+		return false
+	}
+	p.cur = p.rows[p.next&4095]
+	p.cur[0] = p.t0.Add(time.Duration(p.next))
+	p.next++
+	return true
+}
+
+func (p *prebuilt) Values() ([]any, error) { return p.cur, nil }
+
+func (p *prebuilt) Err() error { return nil }
