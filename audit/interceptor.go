@@ -164,8 +164,10 @@ func (c *config) emit(ctx context.Context, e Emitter, r *Record) {
 		if v != nil {
 			what = errs.Describe(v)
 		}
+		row := *r
+		DefaultLimits().Apply(&row)
 		c.logger().ErrorContext(ctx, "toolmw/audit: the emitter panicked; row logged here instead",
-			"panic", what, "call_id", r.CallID, "row", *r)
+			"panic", what, "call_id", r.CallID, "row", row)
 	}()
 	e.Emit(ctx, *r)
 	done = true

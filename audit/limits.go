@@ -9,7 +9,9 @@ import (
 
 // Limits are the byte limits on a row's fields that a client can make
 // large. [Async] applies them ([AsyncOptions.Limits]) before a row is
-// queued; any other emitter may call [Limits.Apply]. A zero field takes
+// queued; [Direct], [SlogSink.Emit] and the interceptor's fallback log
+// (a row an emitter could not take) apply the defaults; any other emitter
+// may call [Limits.Apply]. A zero field takes
 // its default; a negative one means no limit.
 //
 // A string longer than its limit is cut, on a UTF-8 boundary, to at most

@@ -40,8 +40,9 @@ type EmitterFunc func(ctx context.Context, r Record)
 func (f EmitterFunc) Emit(ctx context.Context, r Record) { f(ctx, r) }
 
 // Direct returns an [Emitter] that writes each row synchronously to s, as a
-// batch of one, with a context that is not cancelled when the call is (the
-// row of a cancelled call must still be written). A write that fails or
+// batch of one, cut to [DefaultLimits] as [Async] cuts its rows, with a
+// context that is not cancelled when the call is (the row of a cancelled
+// call must still be written). A write that fails or
 // panics does not lose the row: it is written to logger (slog.Default()
 // when nil) with the call id and the error or panic value. Use it for fast
 // sinks such as a [SlogSink]; put slow ones behind [Async]. A nil s
@@ -51,7 +52,9 @@ func Direct(s Sink, logger *slog.Logger) Emitter {
 	if s == nil {
 		panic("audit.Direct: the sink is nil")
 	}
+	limits := DefaultLimits()
 	return EmitterFunc(func(ctx context.Context, r Record) {
+		limits.apply(&r)
 		err, panicked := writeOne(ctx, s, r)
 		if err == nil {
 			return

@@ -45,9 +45,12 @@ func (s *SlogSink) WriteBatch(ctx context.Context, batch []Record) error {
 	return errors.Join(errsOut...)
 }
 
-// Emit writes r; an error of the handler is dropped (wrap the handler with
+// Emit writes r, cut to [DefaultLimits] as [Async] and [Direct] cut their
+// rows (WriteBatch writes the rows it is given: those of Async and Direct
+// are cut already); an error of the handler is dropped (wrap the handler with
 // slog-multi's RecoverHandlerError to see it, or use [Direct]).
 func (s *SlogSink) Emit(ctx context.Context, r Record) {
+	DefaultLimits().Apply(&r)
 	_ = s.write(ctx, s.handler(), &r)
 }
 

@@ -3,7 +3,9 @@ package errs
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolmw/toolmw/internal/errchain"
 )
@@ -17,11 +19,33 @@ import (
 // "load: no such invoice [cause of not_found: pq: ...]". Never send it to
 // the client.
 //
+// A description longer than [MaxDescribeBytes] is cut, on a UTF-8
+// boundary, to at most that many bytes ending in the marker
+// "…[truncated N bytes]" (N the length it had), as audit.Limits cuts a
+// row's fields: an Error method may return any amount of text, and a
+// description goes into every log line and row that names the cause.
+//
 // Describe never panics. A value whose rendering panics (an Error, String
 // or Format method that panics, a method on a nil pointer receiver) is
 // described by a placeholder naming its type, so the record of a call is
 // written whatever the handler returned or panicked with.
-func Describe(v any) string { return describe(v, 0) }
+func Describe(v any) string { return cutDescription(describe(v, 0)) }
+
+// MaxDescribeBytes is the most bytes [Describe] returns.
+const MaxDescribeBytes = 8192
+
+// cutDescription cuts s to MaxDescribeBytes (see Describe).
+func cutDescription(s string) string {
+	if len(s) <= MaxDescribeBytes {
+		return s
+	}
+	m := "…[truncated " + strconv.Itoa(len(s)) + " bytes]"
+	keep := MaxDescribeBytes - len(m)
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return strings.Clone(s[:keep]) + m
+}
 
 // describe is Describe; depth bounds the description of a panic raised by
 // a rendering (whose value may panic when rendered in turn).
@@ -93,9 +117,14 @@ func wrapped(err error, depth int) string {
 		return ""
 	}
 	parts := make([]string, 0, len(inner))
+	n := 0
 	for _, e := range inner {
+		if n > MaxDescribeBytes {
+			break // cut by Describe anyway
+		}
 		if e != nil {
 			parts = append(parts, describe(e, depth+1))
+			n += len(parts[len(parts)-1])
 		}
 	}
 	return " wrapping [" + strings.Join(parts, "; ") + "]"
@@ -113,7 +142,7 @@ func privateCauses(err error, depth int) string {
 		pe, ok := e.(*Error)
 		if first || !ok {
 			first = false
-			return true
+			return b.Len() <= MaxDescribeBytes // beyond, cut by Describe anyway
 		}
 		if pe != nil && pe.cause != nil {
 			// The description of the cause covers what it wraps.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,7 +64,7 @@ func TestDescribeNeverPanics(t *testing.T) {
 		"errs.Error with cause": {errs.NotFound("no such row").WithCause(errors.New("CANARY")), "not_found: no such row: CANARY"},
 		"panic error":           {errs.NewPanicError(errPanics{"x"}), "panic: !(errs_test.errPanics"},
 		"struct":                {struct{ A string }{"v"}, "{v}"},
-		"huge":                  {strings.Repeat("x", 1<<20) + "CANARY", "CANARY"},
+		"huge":                  {strings.Repeat("x", 1<<20) + "CANARY", "…[truncated 1048582 bytes]"}, // cut to MaxDescribeBytes
 	}
 	for name, c := range cases {
 		var got string
@@ -155,4 +156,26 @@ func TestPanicOf(t *testing.T) {
 	assert.Nil(t, errs.PanicOf(errors.New("x")), "no panic")
 	assert.Nil(t, errs.PanicOf(nil), "nil")
 	assert.Nil(t, errs.PanicOf(errors.Join(errors.New("x"))), "joined without a panic")
+}
+
+// TestDescribeIsBounded: a description is cut to errs.MaxDescribeBytes on a
+// UTF-8 boundary, with the marker that says how long it was, whether the
+// text is one huge Error or many private causes.
+func TestDescribeIsBounded(t *testing.T) {
+	huge := errors.New(strings.Repeat("é", 1<<20)) // 2 MiB, two bytes a rune
+	d := errs.Describe(huge)
+	require.LessOrEqual(t, len(d), errs.MaxDescribeBytes, "one huge Error text is cut")
+	require.True(t, utf8.ValidString(d), "cut on a rune boundary")
+	require.True(t, strings.HasSuffix(d, fmt.Sprintf("…[truncated %d bytes]", 2<<20)), "the marker says how long it was: %q", d[len(d)-40:])
+
+	var many []error
+	for i := range 2000 {
+		many = append(many, fmt.Errorf("step %d: %w", i, errs.NotFound("gone").WithCause(errors.New(strings.Repeat("x", 1024)))))
+	}
+	d = errs.Describe(errors.Join(many...))
+	require.LessOrEqual(t, len(d), errs.MaxDescribeBytes, "many private causes are cut")
+	require.Contains(t, d, "…[truncated ", "with the marker")
+
+	short := errors.New("short")
+	require.Equal(t, "short", errs.Describe(short), "a short description is as it was")
 }

@@ -60,6 +60,12 @@ type AfterFunc func(ctx context.Context, info CallInfo)
 // fallback logger ([WithFallbackLogger]); the result is returned unchanged.
 // Use [WithNormalizer] when Normalize with a mapping is not inside After.
 //
+// A result the adapter running the call reports it cannot send (an
+// interceptor's result that does not encode, see [toolctx.Sendable]) is
+// replaced, for fn and for the interceptors outside, by the raw failure
+// that says why: fn records the internal failure the client gets, with the
+// encoder's error as the cause.
+//
 // On a successful call After costs two clock reads and no allocation. A
 // nil fn is a construction mistake: After panics (see the package doc).
 func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
@@ -93,7 +99,9 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 				}
 				// A Goexit: returning lets it continue.
 			}()
-			res = next.CallTool(ctx, req)
+			// What the adapter cannot send is recorded as the failure the
+			// client gets (toolctx.Sendable), not as a success.
+			res = toolctx.Sendable(ctx, next.CallTool(ctx, req))
 			info := CallInfo{Details: toolctx.DetailsOf(req), Request: req, Result: res, Start: start, Duration: time.Since(start)}
 			if res.Failed() {
 				info.Outcome = toolctx.Classify(ctx, res, o.normalizer)

@@ -58,6 +58,9 @@ type DiagnosticsFunc func(ctx context.Context, ev DiagnosticEvent)
 // errs.NewPanicError([errs.ErrGoexit]), which then continues (nothing can
 // stop a Goexit).
 //
+// A result the adapter cannot send is reported, and replaced, as [After]
+// describes ([toolctx.Sendable]).
+//
 // A panic in fn is caught and reported once to the fallback logger
 // ([WithFallbackLogger]); the result is returned unchanged either way.
 //
@@ -86,7 +89,7 @@ func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
 					panic(v)
 				}
 			}()
-			res := next.CallTool(ctx, req)
+			res := toolctx.Sendable(ctx, next.CallTool(ctx, req))
 			returned = true
 			if !res.Failed() {
 				return res

@@ -219,7 +219,9 @@ func (h handler) CallTool(ctx context.Context, req *toolctx.Request) (res *toolc
 			panic(v)
 		}
 	}()
-	res = h.next.CallTool(callCtx, req)
+	// A result the adapter cannot send is recorded as the failure the
+	// client gets (see toolctx.Sendable).
+	res = toolctx.Sendable(callCtx, h.next.CallTool(callCtx, req))
 	finished = true
 	in.finish(callCtx, span, start, version, req, res)
 	return res

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -114,6 +115,11 @@ type call struct {
 	res    *toolctx.CallResult
 	answer bool
 	out    *mcp.CallToolResult
+	// a is the adapter running the call, for CheckResult.
+	a *adapter
+	// memo is the last result CheckResult checked for the chain's hooks
+	// (toolctx.Sendable), so that answer does not check it again.
+	memo atomic.Pointer[checkedAnswer]
 	// one is storage for the common result of one text content, so that
 	// converting it allocates nothing more.
 	one struct {
@@ -121,6 +127,14 @@ type call struct {
 		text    toolctx.Text
 		content [1]toolctx.Content
 	}
+}
+
+// checkedAnswer is a chain's result, the answer made of it for mcp-go, and
+// why that answer cannot be sent (nil when it can).
+type checkedAnswer struct {
+	res *toolctx.CallResult
+	out *mcp.CallToolResult
+	err error
 }
 
 // Value returns the call for callKey and defers to the parent otherwise.
@@ -243,7 +257,8 @@ func (a *adapter) middleware() server.ToolHandlerMiddleware {
 
 func (a *adapter) serve(ctx context.Context, request mcp.CallToolRequest, next server.ToolHandlerFunc) *mcp.CallToolResult {
 	a.markEntered(ctx)
-	c := &call{Context: ctx, mreq: request, next: next, answer: true}
+	c := &call{mreq: request, next: next, answer: true, a: a}
+	c.Context = toolctx.WithResultChecker(ctx, c)
 	fillRequest(&c.req, ctx, &request, a.cfg.transport)
 	a.run(c)
 	return c.out
@@ -263,7 +278,33 @@ func (a *adapter) answer(c *call) {
 			c.out = genericFailure(a.cfg.normalizer.GenericMessage)
 		}
 	}()
-	res := toolctx.Normalized(c.Context, c.res, a.cfg.normalizer)
+	var out *mcp.CallToolResult
+	var err error
+	if m := c.memo.Load(); m != nil && m.res == c.res {
+		out, err = m.out, m.err // checked for the chain's hooks already
+	} else {
+		out, err = c.answerFor(c.res)
+	}
+	if err != nil {
+		// An interceptor made this result (or the chain's normalized
+		// failure carries public detail), and no hook in the chain checked
+		// it (toolctx.Sendable): the chain has ended, so a failure here can
+		// only be logged.
+		a.logSafely(c, "toolmw/mcpgo: the tool middleware chain's result cannot be sent; the client gets the generic failure",
+			"error", fmt.Sprint(err))
+		out = genericFailure(a.cfg.normalizer.GenericMessage)
+	}
+	c.out = out
+}
+
+// answerFor returns what mcp-go gets for the chain's result res, and why it
+// cannot be sent: its normalized public fields, or the very result the
+// handler returned when the chain passed a success through; one the
+// terminal did not check already is checked as the terminal checks a
+// handler's.
+func (c *call) answerFor(res *toolctx.CallResult) (*mcp.CallToolResult, error) {
+	a := c.a
+	res = toolctx.Normalized(c.Context, res, a.cfg.normalizer)
 	var out *mcp.CallToolResult
 	switch {
 	case !res.IsError && res == c.tres && c.mres != nil:
@@ -273,18 +314,31 @@ func (a *adapter) answer(c *call) {
 	default:
 		out = toMCP(res)
 	}
-	if out != c.checked {
-		// An interceptor made this result (or the chain's normalized
-		// failure carries public detail): check it as the terminal checks a
-		// handler's. The chain has ended, so a failure here can only be
-		// logged.
-		if err := a.checkAnswer(c.Context, c.mreq.Params.Name, out); err != nil {
-			a.logSafely(c, "toolmw/mcpgo: the tool middleware chain's result cannot be sent; the client gets the generic failure",
-				"error", fmt.Sprint(err))
-			out = genericFailure(a.cfg.normalizer.GenericMessage)
-		}
+	if out == c.checked {
+		return out, nil
 	}
-	c.out = out
+	return out, a.checkAnswer(c.Context, c.mreq.Params.Name, out)
+}
+
+// CheckResult implements toolctx.ResultChecker for the chain's hooks: it
+// returns why mcp-go could not be sent res, checking it as answer would
+// (once: answer reuses the check). Normalizing calls the cause's methods,
+// which may panic: that is returned as the reason.
+func (c *call) CheckResult(res *toolctx.CallResult) (err error) {
+	if m := c.memo.Load(); m != nil && m.res == res {
+		return m.err
+	}
+	if res != nil && !res.IsError && res == c.tres && c.mres != nil && c.mres == c.checked {
+		return nil // the handler's success, checked by the terminal
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("mcpgo: normalize the chain's result: %w", errs.NewPanicError(v))
+		}
+	}()
+	out, err := c.answerFor(res)
+	c.memo.Store(&checkedAnswer{res: res, out: out, err: err})
+	return err
 }
 
 // genericFailure is the internal failure with the generic message (msg, or

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/toolmw/toolmw/internal/contain"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"unsafe"
@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/contain"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -180,6 +181,18 @@ type call struct {
 	outErr    error            // (a protocol error)
 	escaped   *errs.PanicError // or the panic or Goexit that ended run
 	finishing bool             // run was in finish when it ended so
+
+	// checked is the last result CheckResult encoded (for the chain's
+	// hooks, through toolctx.Sendable), so that finish does not encode it
+	// again.
+	checked atomic.Pointer[checkedResult]
+}
+
+// checkedResult is a chain's result as the adapter encoded it for the SDK.
+type checkedResult struct {
+	res *toolctx.CallResult
+	out *mcp.CallToolResult
+	err error
 }
 
 // Value returns c for callKey and defers to the SDK's context otherwise.
@@ -232,7 +245,7 @@ var (
 
 func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallToolRequest) (result mcp.Result, err error) {
 	c := &call{sdk: sreq, h: h, cfg: cfg}
-	c.Context = cfg.fill(ctx, &c.req, sreq)
+	c.Context = toolctx.WithResultChecker(cfg.fill(ctx, &c.req, sreq), c)
 	if v, escaped := contain.Run(c.run); escaped {
 		c.escaped = escapedPanic(v)
 	}
@@ -314,21 +327,59 @@ func (cfg *config) finish(ctx context.Context, c *call, res *toolctx.CallResult)
 			return inv.wire, nil // encoded by the terminal
 		}
 	}
-	var shell *mcp.CallToolResult
-	if inv != nil {
-		shell = inv.sdkResult
+	var out *mcp.CallToolResult
+	var err error
+	if m := c.checked.Load(); m != nil && m.res == res {
+		out, err = m.out, m.err // encoded for the chain's hooks already
+	} else {
+		out, err = c.encodeAnswer(inv, res)
 	}
-	out, err := encodeResult(toSDKResult(shell, toolctx.Normalized(ctx, res, cfg.normalizer)))
 	if err != nil {
 		// A result an interceptor made (or a public detail) that cannot be
-		// encoded: the chain's hooks have seen it already, so this is the
-		// last place to keep the call from hanging.
+		// encoded, which no hook in the chain checked (toolctx.Sendable):
+		// this is the last place to keep the call from hanging.
 		cfg.logger().ErrorContext(ctx, "toolmw/mcpsdk: the chain's result cannot be encoded; the client gets an internal failure",
 			"error", err.Error(), "call", toolctx.DetailsOf(&c.req))
 		pub, _ := errs.Normalize(err)
 		return failureResult(pub), nil
 	}
 	return out, nil
+}
+
+// encodeAnswer is what the SDK gets for the chain's result res (not one
+// the terminal encoded already): its normalized public fields, encoded.
+func (c *call) encodeAnswer(inv *invocation, res *toolctx.CallResult) (*mcp.CallToolResult, error) {
+	var shell *mcp.CallToolResult
+	if inv != nil {
+		shell = inv.sdkResult
+	}
+	return encodeResult(toSDKResult(shell, toolctx.Normalized(c.Context, res, c.cfg.normalizer)))
+}
+
+// CheckResult implements toolctx.ResultChecker for the chain's hooks: it
+// returns why the SDK could not send res, encoding it as finish would (once:
+// finish reuses the encoding). The terminal's own results are checked by
+// the terminal already. Normalizing calls the cause's methods, which may
+// panic: that is returned as the reason.
+func (c *call) CheckResult(res *toolctx.CallResult) (err error) {
+	if m := c.checked.Load(); m != nil && m.res == res {
+		return m.err
+	}
+	inv := c.last.Load()
+	if inv != nil && res != nil {
+		if (inv.proto != nil && res.IsError && res.Cause() == error(inv.proto)) ||
+			(inv.passed != nil && res == inv.passed) || (inv.wire != nil && res == inv.wireFor) {
+			return nil
+		}
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w: %w", errUnencodable, errs.NewPanicError(v))
+		}
+	}()
+	out, err := c.encodeAnswer(inv, res)
+	c.checked.Store(&checkedResult{res: res, out: out, err: err})
+	return err
 }
 
 // encode checks that res, which the terminal is about to hand the chain,
