@@ -28,6 +28,9 @@ type config struct {
 	transport  toolctx.Transport
 	fallback   *slog.Logger
 	normalizer errs.Normalizer
+	// noSchemaCache turns the input-schema cache off (tests and
+	// benchmarks compare with it).
+	noSchemaCache bool
 }
 
 func newConfig(opts []Option) *config {
@@ -141,7 +144,11 @@ func Install(s *mcp.Server, m toolctx.Middleware, opts ...Option) {
 func Middleware(m toolctx.Middleware, opts ...Option) mcp.Middleware {
 	cfg := newConfig(opts)
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		var h toolctx.Handler = terminal{next: next}
+		t := terminal{next: next}
+		if !cfg.noSchemaCache {
+			t.schemas = new(schemaCache)
+		}
+		var h toolctx.Handler = t
 		if m != nil {
 			h = m(h)
 		}
@@ -416,6 +423,8 @@ func (inv *invocation) encode(ctx context.Context, res *toolctx.CallResult) *too
 // terminal is the handler at the end of the chain: it calls the SDK.
 type terminal struct {
 	next mcp.MethodHandler
+	// schemas caches the tools' compiled input schemas (nil: none).
+	schemas *schemaCache
 }
 
 func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {

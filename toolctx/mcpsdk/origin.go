@@ -116,7 +116,7 @@ func (t terminal) inputValidation(ctx context.Context, sreq *mcp.CallToolRequest
 	if tool == nil || tool.InputSchema == nil {
 		return nil, false
 	}
-	in, err := compileSchema(tool.InputSchema)
+	in, err := t.schemas.inputSchema(tool)
 	if err != nil {
 		return nil, false
 	}
