@@ -71,6 +71,10 @@ type sessionCap struct {
 	server *mcp.Server
 	max    int
 	logger *slog.Logger
+	// stateless: the server keeps no session (each POST has a temporary
+	// one, closed with the request; 2026-07-28 clients carry none at
+	// all), so no request is capped.
+	stateless bool
 
 	mu      sync.Mutex
 	opening int // requests that may open a session, being served now
@@ -78,12 +82,16 @@ type sessionCap struct {
 	lastWarned atomic.Int64 // unix nanoseconds of the last warning
 }
 
-// limit is the HTTP middleware. A POST without an Mcp-Session-Id is the
-// only request that opens a session; while the open sessions and the
-// requests that may open one reach max, it is answered 503 Service
-// Unavailable with Retry-After and a JSON-RPC error that says why. Requests
-// of open sessions are never refused.
+// limit is the HTTP middleware. On a stateful server a POST without an
+// Mcp-Session-Id is the only request that opens a session; while the open
+// sessions and the requests that may open one reach max, it is answered
+// 503 Service Unavailable with Retry-After and a JSON-RPC error that says
+// why. Requests of open sessions are never refused, nor is any request of
+// a stateless server: none opens a session that outlives it.
 func (c *sessionCap) limit(next http.Handler) http.Handler {
+	if c.stateless {
+		return next
+	}
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 			next.ServeHTTP(rw, r)

@@ -76,7 +76,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive HTTP connection stays open")
 	fs.DurationVar(&cfg.sessionIdle, "session-idle-timeout", 5*time.Minute, "how long a stateful session may go without a request before the server closes it (its client must then start a new one)")
 	addTelemetryFlags(fs, &cfg.telemetry)
-	fs.IntVar(&cfg.maxSessions, "max-sessions", 1000, "the most stateful sessions open at once; a client that would open one more gets HTTP 503")
+	fs.IntVar(&cfg.maxSessions, "max-sessions", 1000, "the most stateful sessions open at once; a client that would open one more gets HTTP 503 (no limit with -stateless, where no session outlives its request)")
 	return fs
 }
 
@@ -286,7 +286,7 @@ func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 			// An idle session is closed, and with it its GET stream: a
 			// vanished client's session does not stay for good.
 			SessionTimeout: d.cfg.sessionIdle})
-	sessions := &sessionCap{server: d.server, max: d.cfg.maxSessions, logger: d.logger}
+	sessions := &sessionCap{server: d.server, max: d.cfg.maxSessions, logger: d.logger, stateless: d.cfg.stateless}
 	var active atomic.Int64 // requests other than the long-lived GET streams
 	diag := diagnostics(d.logger)
 	stack := alice.New(

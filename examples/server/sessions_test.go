@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -250,4 +251,33 @@ func TestKilledSSEClientsLeaveNothing(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, code, "the killed client's session expired")
 	tr.CloseIdleConnections()
 	assert.Equal(t, 0, p.stop())
+}
+
+// TestStatelessIsNotSessionCapped: on a stateless server no POST opens a
+// session that outlives it (a 2026-07-28 client sends none): with
+// -max-sessions 1, calls made while another call is in flight are
+// answered, not refused as if each opened a session.
+func TestStatelessIsNotSessionCapped(t *testing.T) {
+	p := startInProcess(t, "-addr", "127.0.0.1:0", "-audit-db", filepath.Join(t.TempDir(), "audit.db"), "-stateless", "-max-sessions", "1")
+	cs := connectHTTP(t, p.url)
+	defer func() { _ = cs.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var slowDone atomic.Bool
+	slowErr := make(chan error, 1)
+	go func() {
+		defer slowDone.Store(true)
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 2}})
+		slowErr <- err
+	}()
+	overlapping := 0
+	for i := 0; i < 200 && !slowDone.Load(); i++ {
+		_, err := cs.ListTools(ctx, nil)
+		require.NoError(t, err, "a call next to one in flight is answered, not refused by the session cap")
+		if !slowDone.Load() {
+			overlapping++
+		}
+	}
+	require.NoError(t, <-slowErr, "the slow call is answered too")
+	require.Positive(t, overlapping, "at least one call ran while the slow one was in flight")
 }
