@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/toolmw/toolmw/internal/contain"
 	"github.com/toolmw/toolmw/internal/errchain"
 )
 
@@ -25,11 +26,27 @@ import (
 // row's fields: an Error method may return any amount of text, and a
 // description goes into every log line and row that names the cause.
 //
-// Describe never panics. A value whose rendering panics (an Error, String
+// Describe never panics, and returns even when a method of v calls
+// runtime.Goexit. A value whose rendering panics (an Error, String
 // or Format method that panics, a method on a nil pointer receiver) is
 // described by a placeholder naming its type, so the record of a call is
 // written whatever the handler returned or panicked with.
-func Describe(v any) string { return cutDescription(describe(v, 0)) }
+func Describe(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "<nil>"
+	case string:
+		return cutDescription(x)
+	}
+	var s string
+	if _, escaped := contain.Run(func() { s = describe(v, 0) }); escaped {
+		// describe recovers every panic: a method called runtime.Goexit
+		// (t.FailNow in a test double). Contained, it ends only the
+		// rendering, so the row or log line that describes v is written.
+		s = fmt.Sprintf("!(%T: rendering it called runtime.Goexit)", v)
+	}
+	return cutDescription(s)
+}
 
 // MaxDescribeBytes is the most bytes [Describe] returns.
 const MaxDescribeBytes = 8192

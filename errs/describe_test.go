@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -178,4 +179,37 @@ func TestDescribeIsBounded(t *testing.T) {
 
 	short := errors.New("short")
 	require.Equal(t, "short", errs.Describe(short), "a short description is as it was")
+}
+
+// goexitError calls runtime.Goexit in Error, as t.FailNow in a test double
+// would.
+type goexitError struct{}
+
+func (goexitError) Error() string { runtime.Goexit(); return "" }
+
+// goexitStringer calls runtime.Goexit in String.
+type goexitStringer struct{}
+
+func (goexitStringer) String() string { runtime.Goexit(); return "" }
+
+// TestDescribeSurvivesGoexit: a value whose Error or String calls
+// runtime.Goexit is described by a placeholder, and the caller's goroutine
+// goes on (the row that describes it is written).
+func TestDescribeSurvivesGoexit(t *testing.T) {
+	for name, v := range map[string]any{
+		"Error":              goexitError{},
+		"String":             goexitStringer{},
+		"joined":             errors.Join(errors.New("load"), goexitError{}),
+		"panic value":        errs.NewPanicError(goexitError{}),
+		"errs.Error's cause": errs.NotFound("gone").WithCause(goexitError{}),
+	} {
+		done := make(chan string, 1)
+		go func() {
+			defer close(done)
+			done <- errs.Describe(v)
+		}()
+		got, ok := <-done
+		require.True(t, ok, "%s: Describe returned on the caller's goroutine", name)
+		assert.Contains(t, got, "runtime.Goexit", "%s: the placeholder says why: %q", name, got)
+	}
 }

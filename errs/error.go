@@ -122,11 +122,40 @@ func (e *Error) WithCause(cause error) *Error {
 
 // WithDetail returns a copy of e with public structured detail: a deep
 // copy of detail (JSON-shaped: maps, slices and scalars), so that changing
-// detail afterwards changes nothing.
+// detail afterwards changes nothing. An error value in detail, or a value
+// that holds one (a struct field, a pointer, a list element), is replaced
+// by [WithheldDetail], or by the public message of an [*Error]: an error's
+// JSON shows its fields (an *fs.PathError's path, a *url.Error's URL) or
+// whatever its MarshalJSON writes, and the detail crosses to the client.
 func (e *Error) WithDetail(detail map[string]any) *Error {
 	c := *e
-	c.detail = jsonclone.Map(detail)
+	c.detail = PublicDetail(detail)
 	return &c
+}
+
+// WithheldDetail is what [Error.WithDetail] and [PublicDetail] put in place
+// of a raw error value in public detail.
+const WithheldDetail = "[withheld: an error is not public detail]"
+
+// PublicDetail returns a deep copy of detail fit to cross to the client, as
+// [Error.WithDetail] makes it: each error value, or value that holds one,
+// replaced by [WithheldDetail] (an [*Error] by its public message). Code
+// that builds a [Public] by hand uses it; toolctx applies it to a result's
+// envelope.
+func PublicDetail(detail map[string]any) map[string]any {
+	out, changed := jsonclone.Public(detail, withheld)
+	if !changed {
+		return jsonclone.Map(out)
+	}
+	return out
+}
+
+// withheld is what public detail shows of err.
+func withheld(err error) any {
+	if e, ok := err.(*Error); ok && e != nil {
+		return e.Public().Message
+	}
+	return WithheldDetail
 }
 
 // Error returns the public message (the code's default message when

@@ -3,9 +3,11 @@ package errs_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"runtime"
 	"strings"
 	"testing"
@@ -371,4 +373,22 @@ func TestErrorIsImmutable(t *testing.T) {
 		"what Detail and Public hand out is a copy: a sentinel cannot be changed by an importer")
 	assert.Equal(t, errs.CodeNotFound, sentinel.Code(), "Code")
 	assert.Equal(t, "no such invoice", sentinel.Message(), "Message")
+}
+
+// TestDetailWithholdsErrors: an error value in a public error's detail (or
+// in an envelope built with PublicDetail) never crosses to the client: its
+// JSON would show its fields.
+func TestDetailWithholdsErrors(t *testing.T) {
+	e := errs.NotFound("gone").WithDetail(map[string]any{
+		"raw":    &fs.PathError{Op: "open", Path: "/srv/CANARY", Err: fs.ErrNotExist},
+		"public": errs.Unavailable("try later").WithCause(errors.New("CANARY")),
+		"field":  "name",
+	})
+	b, err := json.Marshal(e.Public())
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "CANARY", "no error value's fields in the detail")
+	d := e.Detail()
+	assert.Equal(t, errs.WithheldDetail, d["raw"], "a raw error is withheld")
+	assert.Equal(t, "try later", d["public"], "a public error shows its public message")
+	assert.Equal(t, "name", d["field"], "other values stay")
 }

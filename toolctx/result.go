@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/internal/ctxend"
+	"github.com/toolmw/toolmw/internal/jsonclone"
 )
 
 // CallResult is the outcome of a tool call.
@@ -223,8 +224,9 @@ func failure(pub errs.Public, scrubbed bool) *CallResult {
 }
 
 // validPublic returns p with a code from the closed set ([errs.CodeInternal]
-// for any other) and a non-empty message (the code's default), and whether
-// it had to change anything.
+// for any other), a non-empty message (the code's default) and detail
+// without error values (errs.PublicDetail), and whether it had to change
+// anything.
 func validPublic(p errs.Public) (errs.Public, bool) {
 	changed := false
 	if !p.Code.Valid() {
@@ -233,7 +235,20 @@ func validPublic(p errs.Public) (errs.Public, bool) {
 	if p.Message == "" {
 		p.Message, changed = p.Code.DefaultMessage(), true
 	}
+	if d, withheld := jsonclone.Public(p.Detail, publicOf); withheld {
+		// An envelope set by hand with an error value in its detail: the
+		// error's JSON would show its fields (see errs.PublicDetail).
+		p.Detail, changed = d, true
+	}
 	return p, changed
+}
+
+// publicOf is what public detail shows of an error value.
+func publicOf(err error) any {
+	if e, ok := err.(*errs.Error); ok && e != nil {
+		return e.Public().Message
+	}
+	return errs.WithheldDetail
 }
 
 func (r *CallResult) text() string {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/internal/contain"
 	"github.com/toolmw/toolmw/middleware"
 )
 
@@ -70,13 +71,12 @@ func (c *Causes) add(list *[]string, s string) {
 	c.mu.Unlock()
 }
 
-// safeText returns f's text, or "" if f panics (an error whose Error method
-// panics, which the kit itself generates).
+// safeText returns f's text, or "" if f panics or calls runtime.Goexit (an
+// error whose Error method does, which the kit itself generates): run
+// contained, so that the hook returns and the chain goes on.
 func safeText(f func() string) (s string) {
-	defer func() {
-		if recover() != nil {
-			s = ""
-		}
-	}()
-	return f()
+	if _, escaped := contain.Run(func() { s = f() }); escaped {
+		return ""
+	}
+	return s
 }

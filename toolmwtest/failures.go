@@ -144,7 +144,7 @@ func returning(err error) func() error { return func() error { return err } }
 
 func panicking(v any) func() error { return func() error { panic(v) } }
 
-var fixedShapes = []func(c string) Failure{
+var baseShapes = []func(c string) Failure{
 	func(c string) Failure { return Failure{"raw errors.New", c, Raw, returning(errors.New(c))} },
 	func(c string) Failure {
 		return Failure{"raw error wrapped with %w", c, Raw, returning(fmt.Errorf("load invoice 42: %w", errors.New(c)))}

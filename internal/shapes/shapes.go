@@ -14,8 +14,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand"
+	"runtime"
 	"strings"
+	"sync/atomic"
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx"
@@ -122,6 +125,20 @@ func (e *CycleA) Unwrap() error { return e.B }
 func (e *CycleB) Error() string { return "cycle b" }
 func (e *CycleB) Unwrap() error { return e.A }
 
+// GoexitError calls runtime.Goexit in Error, as t.FailNow in a test double
+// would.
+type GoexitError struct{ Secret string }
+
+func (e GoexitError) Error() string { runtime.Goexit(); return e.Secret }
+
+// ShiftingError's Error returns another text each call, the secret in each.
+type ShiftingError struct {
+	Secret string
+	n      atomic.Int64
+}
+
+func (e *ShiftingError) Error() string { return fmt.Sprintf("attempt %d: %s", e.n.Add(1), e.Secret) }
+
 // FormatterError is an error that is also a fmt.Formatter printing the
 // secret.
 type FormatterError struct{ Secret string }
@@ -191,11 +208,18 @@ func Fixed(canary string) []Case {
 		ret("cyclic Unwrap", &Cyclic{Secret: canary, Inner: errs.NotFound("unreachable")}),
 		ret("two-error cycle", cycle),
 		pub(ret("a cycle joined with a public error", errors.Join(&Cyclic{Secret: canary}, errs.Unavailable("later")))),
-		ret("huge message", errors.New(strings.Repeat("x", 1<<20)+canary)),
+		// The canary first: a description is cut to errs.MaxDescribeBytes.
+		ret("huge message", errors.New(canary+strings.Repeat("x", 1<<20))),
 		opaque(ret("nil pointer receiver", typedNil)),
 		opaque(ret("typed nil *errs.Error", nilPublic)),
 		opaque(panics("panic with a typed nil *errs.PanicError", nilPanic)),
 		ret("fmt.Formatter error", FormatterError{canary}),
+		opaque(ret("Error calls runtime.Goexit", GoexitError{canary})),
+		opaque(ret("Error calls runtime.Goexit, joined", errors.Join(errors.New("first"), GoexitError{canary}))),
+		opaque(panics("panic with an error whose Error calls runtime.Goexit", GoexitError{canary})),
+		ret("Error returns another text each call", &ShiftingError{Secret: canary}),
+		pub(ret("errs.Error whose detail holds a raw error value", errs.NotFound("gone").WithCause(raw).
+			WithDetail(map[string]any{"error": &fs.PathError{Op: "open", Path: canary, Err: fs.ErrNotExist}, "list": []any{raw}}))),
 		pub(ret("errors.Join of public and raw", errors.Join(errs.InvalidArguments("bad"), raw, ErrorPanics{canary}))),
 		panics("panic string", canary),
 		panics("panic error", fmt.Errorf("wrapped: %w", raw)),
@@ -236,7 +260,7 @@ func Random(r *rand.Rand, canary string) Case {
 	case 3:
 		err, desc = ErrorPanics{canary}, append(desc, "error-panics")
 	case 4:
-		err, desc = errors.New(strings.Repeat("y", 64<<10)+canary), append(desc, "huge")
+		err, desc = errors.New(canary+strings.Repeat("y", 64<<10)), append(desc, "huge") // the canary first: descriptions are cut
 	case 5:
 		err, desc = FormatterError{canary}, append(desc, "formatter-error")
 	case 6:

@@ -411,10 +411,13 @@ func (in *interceptor) rawEvent(span trace.Span, res *toolctx.CallResult) {
 	}
 	attrs := []attribute.KeyValue{
 		keyExceptionType.String(fmt.Sprintf("%T", cause)),
-		keyExceptionMessage.String(cause.Error()), // a PanicError's text has the value, never the stack
+		// Describe, not Error: it survives an Error method that panics or
+		// calls runtime.Goexit, and is bounded; a PanicError's text has the
+		// value, never the stack.
+		keyExceptionMessage.String(errs.Describe(cause)),
 	}
-	var pe *errs.PanicError
-	if in.cfg.stack && errors.As(cause, &pe) && len(pe.Stack) > 0 {
+	// PanicOf, not errors.As: it ends on a cyclic Unwrap chain.
+	if pe := errs.PanicOf(cause); in.cfg.stack && pe != nil && len(pe.Stack) > 0 {
 		attrs = append(attrs, keyExceptionStacktrace.String(string(pe.Stack)))
 	}
 	span.AddEvent(eventException, trace.WithAttributes(attrs...))

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -318,4 +319,43 @@ func TestClientAddress(t *testing.T) {
 	r.RemoteAddr = "not an address"
 	h.ServeHTTP(httptest.NewRecorder(), r)
 	assert.Same(t, r, got, "an address that does not parse leaves the request as it is")
+}
+
+// selfWrapping wraps itself: errors.As on it never ends.
+type selfWrapping struct{ secret string }
+
+func (e *selfWrapping) Error() string { return "self: " + e.secret }
+func (e *selfWrapping) Unwrap() error { return e }
+
+// errorPanics panics in Error.
+type errorPanics struct{}
+
+func (errorPanics) Error() string { panic("Error exploded") }
+
+// TestRawCauseHostileErrors: with WithRawCause and WithPanicStack, a cause
+// that wraps itself does not hang the call (the panic is looked for with a
+// bounded walk), and a cause whose Error panics does not panic the
+// interceptor: the event holds its description.
+func TestRawCauseHostileErrors(t *testing.T) {
+	for name, err := range map[string]error{"cycle": &selfWrapping{"CANARY"}, "Error panics": errorPanics{}} {
+		tel := newTelemetry(t)
+		h := direct(t, tel, toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
+			return toolctx.ErrorResult(err)
+		}), otelmw.WithRawCause(), otelmw.WithPanicStack())
+		done := make(chan *toolctx.CallResult, 1)
+		go func() {
+			defer close(done)
+			done <- h.CallTool(context.Background(), &toolctx.Request{Tool: "t", CallID: "c"})
+		}()
+		select {
+		case res, ok := <-done:
+			require.True(t, ok, "%s: the interceptor returned (it panicked)", name)
+			require.True(t, res.IsError, name)
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: the call hangs", name)
+		}
+		span := tel.waitSpans(t, 1)[0]
+		require.Len(t, span.Events(), 1, "%s: the exception event", name)
+		assert.NotEmpty(t, attrs(span.Events()[0].Attributes)["exception.message"], "%s: described", name)
+	}
 }
