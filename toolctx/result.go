@@ -156,8 +156,9 @@ func Classify(ctx context.Context, r *CallResult, n errs.Normalizer) Outcome {
 // see it: successes and already-normalized results are returned unchanged;
 // a failure becomes a new result with IsError and Error set, the public
 // message as its only content, no structured content and no _meta, and the
-// raw cause kept. A handler's own isError result keeps its content. A nil r
-// becomes an internal failure. Adapters add the code and public detail
+// raw cause kept. A handler's own isError result keeps its content, its
+// blocks without their _meta. A nil r becomes an internal failure.
+// Adapters add the code and public detail
 // under [ErrorMetaKey] in the result's _meta.
 func Normalized(ctx context.Context, r *CallResult, n errs.Normalizer) *CallResult {
 	if !r.Failed() {
@@ -182,10 +183,78 @@ func Normalized(ctx context.Context, r *CallResult, n errs.Normalizer) *CallResu
 		out.cause = ErrNilResult
 	case r.cause == nil:
 		if len(r.Content) > 0 {
-			out.Content = r.Content
+			out.Content = withoutMeta(r.Content)
 		}
 	default:
 		out.cause = r.cause
+	}
+	return out
+}
+
+// withoutMeta returns content without the _meta of its blocks (and of an
+// embedded resource): a failure carries no _meta, as it carries no
+// structured content, so a handler's own isError result keeps its content
+// but not what it filed under _meta (a cause, say). content itself is not
+// changed; it is returned as it is when no block has _meta.
+func withoutMeta(content []Content) []Content {
+	has := false
+	for _, c := range content {
+		switch c := c.(type) {
+		case *Text:
+			has = has || (c != nil && c.Meta != nil)
+		case *Image:
+			has = has || (c != nil && c.Meta != nil)
+		case *Audio:
+			has = has || (c != nil && c.Meta != nil)
+		case *ResourceLink:
+			has = has || (c != nil && c.Meta != nil)
+		case *EmbeddedResource:
+			has = has || (c != nil && (c.Meta != nil || c.Resource.Meta != nil))
+		}
+	}
+	if !has {
+		return content
+	}
+	out := make([]Content, len(content))
+	for i, c := range content {
+		switch c := c.(type) {
+		case *Text:
+			if c != nil {
+				cc := *c
+				cc.Meta = nil
+				out[i] = &cc
+				continue
+			}
+		case *Image:
+			if c != nil {
+				cc := *c
+				cc.Meta = nil
+				out[i] = &cc
+				continue
+			}
+		case *Audio:
+			if c != nil {
+				cc := *c
+				cc.Meta = nil
+				out[i] = &cc
+				continue
+			}
+		case *ResourceLink:
+			if c != nil {
+				cc := *c
+				cc.Meta = nil
+				out[i] = &cc
+				continue
+			}
+		case *EmbeddedResource:
+			if c != nil {
+				cc := *c
+				cc.Meta, cc.Resource.Meta = nil, nil
+				out[i] = &cc
+				continue
+			}
+		}
+		out[i] = c
 	}
 	return out
 }

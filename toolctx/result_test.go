@@ -500,3 +500,19 @@ func TestEnvelopeWithoutIsErrorIsAFailure(t *testing.T) {
 	assert.False(t, toolctx.TextResult("ok").Failed(), "a success is not")
 	assert.True(t, (*toolctx.CallResult)(nil).Failed(), "a nil result is")
 }
+
+// TestNormalizedOwnFailureDropsBlockMeta: a handler's own isError result
+// keeps its content but no _meta, its blocks' included, as a failure
+// carries no _meta; the handler's result itself is not changed.
+func TestNormalizedOwnFailureDropsBlockMeta(t *testing.T) {
+	own := &toolctx.CallResult{IsError: true, Meta: map[string]any{"cause": canary}, Content: []toolctx.Content{
+		&toolctx.Text{Text: "not ready", Meta: map[string]any{"cause": canary}},
+		&toolctx.EmbeddedResource{Resource: toolctx.ResourceContents{URI: "file:///r", Text: "pending", Meta: map[string]any{"cause": canary}}, Meta: map[string]any{"c": canary}},
+	}}
+	out := toolctx.Normalized(context.Background(), own, errs.Normalizer{})
+	b, err := json.Marshal(out)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), canary, "no _meta anywhere in the failure")
+	assert.Contains(t, string(b), "not ready", "the content is kept")
+	assert.Equal(t, canary, own.Content[0].(*toolctx.Text).Meta["cause"], "the handler's result is not changed")
+}

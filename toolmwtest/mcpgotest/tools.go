@@ -70,6 +70,29 @@ var sdkShapes = []func(c string) toolmwtest.Failure{
 		})
 	},
 	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure(ownShape+"a handler's own isError result with the canary in its _meta and structured content", c, toolmwtest.Opaque, func() error {
+			return toolmwtest.Carry(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.NewTextContent("the report is not ready")},
+				StructuredContent: map[string]any{"nested": map[string]any{"cause": c}},
+				Result:            mcp.Result{Meta: &mcp.Meta{AdditionalFields: map[string]any{"cause": c}}}})
+		})
+	},
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure(ownShape+"a success with invalid UTF-8 in its text and structured content", c, toolmwtest.Opaque, func() error {
+			return toolmwtest.Carry(&mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("ok \xff\xfe")},
+				StructuredContent: map[string]any{"s\xff": "\xc3"}})
+		})
+	},
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure(ownShape+"a handler error wrapping server.ErrToolNotFound", c, toolmwtest.Raw, func() error {
+			return fmt.Errorf("%w: %s", server.ErrToolNotFound, c)
+		})
+	},
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure(ownShape+"an isError result of mcp.NewToolResultErrorFromErr", c, toolmwtest.Opaque, func() error {
+			return toolmwtest.Carry(mcp.NewToolResultErrorFromErr("the report failed", nil))
+		})
+	},
+	func(c string) toolmwtest.Failure {
 		return toolmwtest.NewFailure(ownShape+"success whose structured content cannot be encoded", c, toolmwtest.Raw, func() error {
 			return toolmwtest.Carry(&mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("ok")}, StructuredContent: toolmwtest.Unencodable{Secret: c}})
 		})

@@ -3,6 +3,7 @@ package mcpsdktest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -111,6 +112,38 @@ var sdkShapes = []func(c string) toolmwtest.Failure{
 	func(c string) toolmwtest.Failure {
 		return toolmwtest.NewFailure("a handler's own *jsonrpc.Error with internal code and data", c, toolmwtest.Raw, func() error {
 			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: c, Data: json.RawMessage(`{"dsn":` + strconv.Quote(c) + `}`)}
+		})
+	},
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure("an isError result with SetError and the canary in its _meta and structured content", c, toolmwtest.Raw, func() error {
+			res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "failed"}},
+				StructuredContent: map[string]any{"dsn": c}, Meta: mcp.Meta{"cause": c}}
+			res.SetError(errors.New("query: " + c))
+			return toolmwtest.Carry(res)
+		})
+	},
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure("a handler's own isError result with the canary in its _meta, structured content and a resource's _meta", c, toolmwtest.Opaque, func() error {
+			return toolmwtest.Carry(&mcp.CallToolResult{IsError: true,
+				Content: []mcp.Content{&mcp.TextContent{Text: "the report is not ready"},
+					&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///report", Text: "pending", Meta: mcp.Meta{"cause": c}}}},
+				StructuredContent: map[string]any{"nested": map[string]any{"cause": c}}, Meta: mcp.Meta{"cause": c}})
+		})
+	},
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure("a success with invalid UTF-8 in its text, structured content and _meta", c, toolmwtest.Opaque, func() error {
+			return toolmwtest.Carry(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok \xff\xfe"}},
+				StructuredContent: json.RawMessage("{\"s\":\"\xff\xc3\"}"), Meta: mcp.Meta{"k\xff": "\xfe"}})
+		})
+	},
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure("a success whose content holds a nil block", c, toolmwtest.Opaque, func() error {
+			return toolmwtest.Carry(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}, nil}})
+		})
+	},
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure("a handler's *jsonrpc.Error wrapped with %w", c, toolmwtest.Raw, func() error {
+			return fmt.Errorf("call backend: %w", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + c})
 		})
 	},
 	func(c string) toolmwtest.Failure {
