@@ -1,13 +1,16 @@
 package errs
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
-	"github.com/toolmw/toolmw/internal/contain"
 	"github.com/toolmw/toolmw/internal/errchain"
 )
 
@@ -27,25 +30,93 @@ import (
 // description goes into every log line and row that names the cause.
 //
 // Describe never panics, and returns even when a method of v calls
-// runtime.Goexit. A value whose rendering panics (an Error, String
-// or Format method that panics, a method on a nil pointer receiver) is
+// runtime.Goexit or blocks: a value whose rendering panics (an Error, String
+// or Format method that panics, a method on a nil pointer receiver), calls
+// runtime.Goexit (t.FailNow in a test double) or has not returned after
+// [MaxDescribeTime] (an Error that waits on a lock or a network) is
 // described by a placeholder naming its type, so the record of a call is
-// written whatever the handler returned or panicked with.
+// written whatever the handler returned or panicked with. Values whose
+// rendering is known to be plain (strings, the errors of errors.New,
+// fmt.Errorf and package context, runtime errors, and [*Error] and
+// [*PanicError] around them) are rendered on the caller's goroutine; any
+// other on a goroutine of its own, which is left behind when it blocks.
 func Describe(v any) string {
+	if plain(v, 0) {
+		return cutDescription(describe(v, 0))
+	}
+	return cutDescription(describeBounded(v))
+}
+
+// MaxDescribeTime is how long [Describe] waits for a value's methods.
+const MaxDescribeTime = time.Second
+
+// describeBounded is describe(v, 0) on a goroutine of its own, for at most
+// MaxDescribeTime.
+func describeBounded(v any) string {
+	done := make(chan string, 1)
+	go func() {
+		returned := false
+		defer func() {
+			if !returned {
+				// describe recovers every panic: a Goexit. It ends only
+				// this goroutine.
+				done <- fmt.Sprintf("!(%T: rendering it called runtime.Goexit)", v)
+			}
+		}()
+		s := describe(v, 0)
+		returned = true
+		done <- s
+	}()
+	t := time.NewTimer(MaxDescribeTime)
+	defer t.Stop()
+	select {
+	case s := <-done:
+		return s
+	case <-t.C:
+		return fmt.Sprintf("!(%T: rendering it did not return within %v)", v, MaxDescribeTime)
+	}
+}
+
+// The types whose rendering plain knows to be safe.
+var (
+	errorStringType = reflect.TypeOf(errors.New(""))
+	wrapErrorType   = reflect.TypeOf(fmt.Errorf("%w", errors.New("")))
+	wrapErrorsType  = reflect.TypeOf(fmt.Errorf("%w%w", errors.New(""), errors.New("")))
+	canceledType    = reflect.TypeOf(context.Canceled)
+	deadlineType    = reflect.TypeOf(context.DeadlineExceeded)
+)
+
+// plain reports whether rendering v can neither block nor call
+// runtime.Goexit: it is made only of types whose methods toolmw knows.
+func plain(v any, depth int) bool {
+	if depth > maxDescribeDepth {
+		return false
+	}
 	switch x := v.(type) {
-	case nil:
-		return "<nil>"
-	case string:
-		return cutDescription(x)
+	case nil, string:
+		return true
+	case *Error:
+		return x == nil || x.cause == nil || plain(x.cause, depth+1)
+	case *PanicError:
+		return x == nil || plain(x.Value, depth+1)
+	case runtime.Error:
+		return reflect.TypeOf(v).PkgPath() == "runtime" || (reflect.TypeOf(v).Kind() == reflect.Pointer && reflect.TypeOf(v).Elem().PkgPath() == "runtime")
+	case error:
+		switch reflect.TypeOf(v) {
+		case errorStringType, canceledType, deadlineType:
+			return true
+		case wrapErrorType, wrapErrorsType:
+			// Their text is made when they are; what they wrap is
+			// walked for private causes.
+			for _, e := range errchain.Unwrap(x) {
+				if !plain(e, depth+1) {
+					return false
+				}
+			}
+			return true
+		}
 	}
-	var s string
-	if _, escaped := contain.Run(func() { s = describe(v, 0) }); escaped {
-		// describe recovers every panic: a method called runtime.Goexit
-		// (t.FailNow in a test double). Contained, it ends only the
-		// rendering, so the row or log line that describes v is written.
-		s = fmt.Sprintf("!(%T: rendering it called runtime.Goexit)", v)
-	}
-	return cutDescription(s)
+	return false
 }
 
 // MaxDescribeBytes is the most bytes [Describe] returns.

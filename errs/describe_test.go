@@ -213,3 +213,39 @@ func TestDescribeSurvivesGoexit(t *testing.T) {
 		assert.Contains(t, got, "runtime.Goexit", "%s: the placeholder says why: %q", name, got)
 	}
 }
+
+// blockingError's Error waits until release is closed (an Error that waits
+// on a lock or a remote service).
+type blockingError struct{ release chan struct{} }
+
+func (e blockingError) Error() string { <-e.release; return "late" }
+
+// TestDescribeBoundedWhenErrorBlocks: a value whose Error blocks is
+// described by a placeholder once errs.MaxDescribeTime has passed, so the
+// row that describes it is written and the call answered.
+func TestDescribeBoundedWhenErrorBlocks(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	done := make(chan string, 1)
+	go func() { done <- errs.Describe(errors.Join(errors.New("load"), blockingError{release})) }()
+	select {
+	case got := <-done:
+		assert.Contains(t, got, "did not return within", "the placeholder says why: %q", got)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Describe blocked with the value's Error")
+	}
+}
+
+func BenchmarkDescribe(b *testing.B) {
+	for name, v := range map[string]any{
+		"plain":  fmt.Errorf("load invoice 42: %w", errors.New("connection refused")),
+		"custom": errors.Join(errors.New("a"), errors.New("b")),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = errs.Describe(v)
+			}
+		})
+	}
+}
