@@ -30,5 +30,5 @@ func Example() {
 	}
 	fmt.Println(res)
 	// Output:
-	// toolmwtest: 35 calls, nothing leaked
+	// toolmwtest: 36 calls, nothing leaked
 }
