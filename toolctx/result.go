@@ -157,7 +157,9 @@ func Classify(ctx context.Context, r *CallResult, n errs.Normalizer) Outcome {
 // a failure becomes a new result with IsError and Error set, the public
 // message as its only content, no structured content and no _meta, and the
 // raw cause kept. A handler's own isError result keeps its content, its
-// blocks without their _meta. A nil r becomes an internal failure.
+// blocks without their _meta. A failure whose envelope was set by hand
+// keeps its envelope (repaired) and content, without structured content or
+// _meta at any level. A nil r becomes an internal failure.
 // Adapters add the code and public detail
 // under [ErrorMetaKey] in the result's _meta.
 func Normalized(ctx context.Context, r *CallResult, n errs.Normalizer) *CallResult {
@@ -166,11 +168,15 @@ func Normalized(ctx context.Context, r *CallResult, n errs.Normalizer) *CallResu
 	}
 	if r != nil && r.Error != nil {
 		// An envelope set by hand may break the contract (a code outside
-		// the closed set, no message, no IsError): repair a copy.
-		if pub, changed := validPublic(*r.Error); changed || !r.IsError {
+		// the closed set, no message, no IsError, structured content or
+		// _meta, which a failure never carries): repair a copy.
+		pub, changed := validPublic(*r.Error)
+		content := withoutMeta(r.Content)
+		if changed || !r.IsError || r.StructuredContent != nil || r.Meta != nil || !sameContent(content, r.Content) {
 			c := *r
 			c.Error = &pub
 			c.IsError = true
+			c.StructuredContent, c.Meta, c.Content = nil, nil, content
 			return &c
 		}
 		return r
@@ -257,6 +263,11 @@ func withoutMeta(content []Content) []Content {
 		out[i] = c
 	}
 	return out
+}
+
+// sameContent reports whether a and b are the same slice.
+func sameContent(a, b []Content) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // ScrubbedResult returns a normalized failure that tells the caller pub in

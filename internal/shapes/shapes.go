@@ -183,6 +183,7 @@ func Fixed(canary string) []Case {
 	var nilPanic *errs.PanicError
 	cycle := &CycleA{Secret: canary}
 	cycle.B = &CycleB{A: cycle}
+	handSetCause := errs.NotFound("gone").WithCause(raw)
 	return []Case{
 		ret("plain", raw),
 		ret("wrapped %w", fmt.Errorf("load invoice: %w", raw)),
@@ -214,6 +215,13 @@ func Fixed(canary string) []Case {
 		opaque(ret("typed nil *errs.Error", nilPublic)),
 		opaque(panics("panic with a typed nil *errs.PanicError", nilPanic)),
 		ret("fmt.Formatter error", FormatterError{canary}),
+		pub(Case{Name: "an envelope set by hand with the canary in structured content and every _meta", Err: handSetCause, Handler: toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
+			r := toolctx.ErrorResult(handSetCause)
+			r.Error = &errs.Public{Code: errs.CodeNotFound, Message: "gone"}
+			r.Content = []toolctx.Content{&toolctx.Text{Text: "gone", Meta: map[string]any{"cause": canary}}}
+			r.StructuredContent, r.Meta = map[string]any{"cause": canary}, map[string]any{"cause": canary}
+			return r
+		})}),
 		opaque(ret("Error calls runtime.Goexit", GoexitError{canary})),
 		opaque(ret("Error calls runtime.Goexit, joined", errors.Join(errors.New("first"), GoexitError{canary}))),
 		opaque(panics("panic with an error whose Error calls runtime.Goexit", GoexitError{canary})),

@@ -39,7 +39,9 @@ func TestSharedValuesConcurrently(t *testing.T) {
 		WithDetail(map[string]any{"error": &fs.PathError{Op: "open", Path: canary, Err: fs.ErrNotExist}})
 	sharedResult := toolctx.ErrorResult(shifting)
 	handEnvelope := &toolctx.CallResult{IsError: true, Error: &errs.Public{Code: errs.CodeNotFound, Message: "gone",
-		Detail: map[string]any{"e": &fs.PathError{Path: canary}}}}
+		Detail: map[string]any{"e": &fs.PathError{Path: canary}}},
+		StructuredContent: map[string]any{"cause": canary}, Meta: map[string]any{"cause": canary},
+		Content: []toolctx.Content{&toolctx.Text{Text: "gone", Meta: map[string]any{"cause": canary}}}}
 	s := mcp.NewServer(&mcp.Implementation{Name: "x"}, nil)
 	for name, res := range map[string]*toolctx.CallResult{"raw": toolctx.ErrorResult(shifting), "public": toolctx.ErrorResult(public), "result": sharedResult, "envelope": handEnvelope} {
 		require.NoError(t, mcpsdk.AddTool(s, &mcp.Tool{Name: "tm_" + name, InputSchema: json.RawMessage(`{"type":"object"}`)},
