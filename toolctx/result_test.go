@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -515,4 +516,53 @@ func TestNormalizedOwnFailureDropsBlockMeta(t *testing.T) {
 	assert.NotContains(t, string(b), canary, "no _meta anywhere in the failure")
 	assert.Contains(t, string(b), "not ready", "the content is kept")
 	assert.Equal(t, canary, own.Content[0].(*toolctx.Text).Meta["cause"], "the handler's result is not changed")
+}
+
+// hostileArg's UnmarshalJSON fails with the error of its kind, which names
+// the canary: the shapes encoding/json's own errors have.
+type hostileArg struct{ kind int }
+
+func (a *hostileArg) UnmarshalJSON([]byte) error {
+	switch a.kind {
+	case 0:
+		return fmt.Errorf("json: unknown field %q", canary)
+	case 1:
+		return errors.New("trailing data " + canary)
+	case 2:
+		return &json.UnmarshalTypeError{Value: "string " + canary, Type: reflect.TypeOf(""), Field: canary}
+	default:
+		return &json.UnmarshalTypeError{Value: "number", Type: reflect.TypeOf(0), Field: canary}
+	}
+}
+
+// TestTypedDecodeErrorsOfUnmarshalers: an UnmarshalJSON method's error that
+// looks like encoding/json's own (an unknown field, trailing data, a type
+// error) never gives the client its words: only what the caller sent is
+// described. encoding/json's own errors still are.
+func TestTypedDecodeErrorsOfUnmarshalers(t *testing.T) {
+	for kind := range 4 {
+		var in struct {
+			A hostileArg `json:"a"`
+		}
+		in.A.kind = kind
+		err := toolctx.DecodeArguments(json.RawMessage(`{"a": "x"}`), &in)
+		require.Error(t, err, "kind %d", kind)
+		pub, _ := errs.Normalize(err)
+		b, jerr := json.Marshal(pub)
+		require.NoError(t, jerr)
+		assert.Equal(t, errs.CodeInvalidArguments, pub.Code, "kind %d", kind)
+		assert.NotContains(t, string(b), "CANARY", "kind %d: the method's words are not the caller's: %s", kind, b)
+	}
+	var own struct {
+		Count int `json:"count"`
+	}
+	err := toolctx.DecodeArguments(json.RawMessage(`{"count": "three"}`), &own)
+	pub, _ := errs.Normalize(err)
+	assert.Contains(t, pub.Message, "count", "encoding/json's own type error names the argument: %q", pub.Message)
+	err = toolctx.DecodeArguments(json.RawMessage(`{"count": 3, "extra": 1}`), &own)
+	pub, _ = errs.Normalize(err)
+	assert.Contains(t, pub.Message, `"extra"`, "its unknown field is named: %q", pub.Message)
+	err = toolctx.DecodeArguments(json.RawMessage(`{"count": 3} {}`), &own)
+	pub, _ = errs.Normalize(err)
+	assert.Contains(t, pub.Message, "trailing data", "trailing data is said: %q", pub.Message)
 }

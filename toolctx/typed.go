@@ -62,21 +62,35 @@ func DecodeArguments(raw json.RawMessage, v any) error {
 	err := dec.Decode(v)
 	if err == nil {
 		if _, terr := dec.Token(); terr != io.EOF {
-			err = errors.New("trailing data after the arguments object")
+			err = errTrailingData
 		}
 	}
 	if err == nil {
 		return nil
 	}
-	return decodeError(err)
+	return decodeError(err, trimmed)
 }
 
-func decodeError(err error) *errs.Error {
+// errTrailingData is the decoding error of arguments followed by more
+// JSON: DecodeArguments' own, known by identity.
+var errTrailingData = errors.New("trailing data after the arguments object")
+
+// decodeError is the public error of arguments that did not decode. Only
+// what is the caller's own reaches its message: encoding/json returns the
+// error of an UnmarshalJSON method of v's type as it is, whatever its type
+// and text, so a type error or an unknown field is described only when
+// its words are in raw (internal/feedback.FromCaller), and anything else
+// gets a fixed message.
+func decodeError(err error, raw []byte) *errs.Error {
 	var (
 		typeErr   *json.UnmarshalTypeError
 		syntaxErr *json.SyntaxError
 	)
 	switch {
+	case errors.Is(err, errTrailingData):
+		return errs.InvalidArguments("invalid arguments: " + errTrailingData.Error()).WithCause(err)
+	case errors.As(err, &typeErr) && !feedback.FromCaller(err, raw):
+		return errs.InvalidArguments("invalid arguments: the arguments do not match the tool's input").WithCause(err)
 	case errors.As(err, &typeErr):
 		field := typeErr.Field
 		if field == "" {
@@ -90,8 +104,8 @@ func decodeError(err error) *errs.Error {
 	case errors.As(err, &syntaxErr):
 		return errs.Errorf(errs.CodeInvalidArguments, "invalid arguments: malformed JSON at byte %d", syntaxErr.Offset).
 			WithDetail(map[string]any{"offset": syntaxErr.Offset}).WithCause(err)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+	case strings.HasPrefix(err.Error(), "json: unknown field ") && feedback.SentKey(raw, unknownField(err)):
+		field := unknownField(err)
 		return errs.Errorf(errs.CodeInvalidArguments, "invalid arguments: unknown field %q", field).
 			WithDetail(map[string]any{"field": field, "problem": "unknown_field"}).WithCause(err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -100,11 +114,13 @@ func decodeError(err error) *errs.Error {
 	return errs.InvalidArguments(fmt.Sprintf("invalid arguments: %s", publicDecodeText(err))).WithCause(err)
 }
 
-// publicDecodeText keeps decoder messages that describe the input only.
-func publicDecodeText(err error) string {
-	msg := err.Error()
-	if strings.HasPrefix(msg, "trailing data") {
-		return msg
-	}
+// unknownField is the field named by encoding/json's unknown-field error.
+func unknownField(err error) string {
+	return strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+}
+
+// publicDecodeText is the message of any other decoding error: its text may
+// be an UnmarshalJSON method's, so none of it is public.
+func publicDecodeText(error) string {
 	return "the arguments do not match the tool's input"
 }

@@ -3,6 +3,7 @@ package mcpgo_test
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"sync/atomic"
 	"testing"
 
@@ -58,4 +59,30 @@ func TestSendableCheckedOnce(t *testing.T) {
 	bare, hooked := encodings(false), encodings(true)
 	require.Positive(t, bare)
 	require.Equal(t, bare, hooked, "the hooks' check is the adapter's: no second encoding")
+}
+
+// typeErrArg's UnmarshalJSON returns a type error that holds the canary.
+type typeErrArg struct{}
+
+func (*typeErrArg) UnmarshalJSON([]byte) error {
+	return &json.UnmarshalTypeError{Value: "string CANARY-typed", Type: reflect.TypeOf(""), Field: "CANARY-field"}
+}
+
+// TestTypedHandlerUnmarshalerTypeError: a type error an UnmarshalJSON
+// method returns is not the caller's own: TypedHandler answers with the
+// fixed message, not the error's value and field.
+func TestTypedHandlerUnmarshalerTypeError(t *testing.T) {
+	type in struct {
+		A typeErrArg `json:"a"`
+	}
+	s := server.NewMCPServer("x", "1", mcpgo.ServerOption(nil))
+	s.AddTool(mcp.NewTool("t"), mcpgo.TypedHandler(func(context.Context, mcp.CallToolRequest, in) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("unreachable"), nil
+	}))
+	w := inProcessWire(t, s)
+	res, err := call(t, w, "t", map[string]any{"a": "x"})
+	require.NoError(t, err)
+	require.True(t, res.IsError, text(res))
+	require.NotContains(t, string(w.bytes()), "CANARY", "the method's words never reach the client: %s", text(res))
+	require.Contains(t, text(res), "invalid arguments", text(res))
 }

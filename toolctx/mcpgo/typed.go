@@ -3,6 +3,7 @@ package mcpgo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -92,6 +93,12 @@ const errBind = "invalid arguments: the arguments do not match the tool's parame
 func bind[T any](request mcp.CallToolRequest) (T, error) {
 	var args T
 	if err := request.BindArguments(&args); err != nil {
+		// A type error is described only when its words are the caller's:
+		// an UnmarshalJSON method of T may return one holding anything.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && !feedback.FromCaller(err, rawArguments(&request)) {
+			return args, errs.InvalidArguments(errBind).WithCause(err)
+		}
 		if msg, ok := feedback.JSON(err); ok {
 			return args, errs.InvalidArguments("invalid arguments: " + msg).WithCause(err)
 		}
