@@ -23,16 +23,21 @@ type ResultChecker interface {
 
 type resultCheckerKey struct{}
 
-// checkerCtx carries a ResultChecker without a context.WithValue's
-// interface conversion of the key.
-type checkerCtx struct {
+// ResultCheckContext is a context that carries a [ResultChecker], as
+// [WithResultChecker] returns it. An adapter may embed one in the state it
+// keeps per call (and set Checker) instead, to save that allocation; its
+// Value must then defer to the embedded ResultCheckContext's.
+type ResultCheckContext struct {
 	context.Context
-	rc ResultChecker
+	// Checker is what [Sendable] asks; nil asks nothing.
+	Checker ResultChecker
 }
 
-func (c *checkerCtx) Value(key any) any {
+// Value returns the Checker for Sendable's key and defers to the embedded
+// context otherwise.
+func (c *ResultCheckContext) Value(key any) any {
 	if _, ok := key.(resultCheckerKey); ok {
-		return c.rc
+		return c.Checker
 	}
 	return c.Context.Value(key)
 }
@@ -43,7 +48,7 @@ func WithResultChecker(ctx context.Context, rc ResultChecker) context.Context {
 	if rc == nil {
 		return ctx
 	}
-	return &checkerCtx{Context: ctx, rc: rc}
+	return &ResultCheckContext{Context: ctx, Checker: rc}
 }
 
 // ErrUnsendable marks the cause of a result that [Sendable] replaced: the

@@ -87,7 +87,10 @@ type callKey struct{}
 // original request without a context.WithValue allocation: the call, the
 // Request and the context are one allocation.
 type call struct {
-	context.Context
+	// mcp-go's context (Context), carrying the call itself as the chain's
+	// toolctx.ResultChecker (when the call is answered) without an
+	// allocation of its own.
+	toolctx.ResultCheckContext
 	req  toolctx.Request
 	mreq mcp.CallToolRequest
 	next server.ToolHandlerFunc
@@ -142,7 +145,7 @@ func (c *call) Value(key any) any {
 	if _, ok := key.(callKey); ok {
 		return c
 	}
-	return c.Context.Value(key)
+	return c.ResultCheckContext.Value(key)
 }
 
 func callFrom(ctx context.Context) *call {
@@ -258,7 +261,7 @@ func (a *adapter) middleware() server.ToolHandlerMiddleware {
 func (a *adapter) serve(ctx context.Context, request mcp.CallToolRequest, next server.ToolHandlerFunc) *mcp.CallToolResult {
 	a.markEntered(ctx)
 	c := &call{mreq: request, next: next, answer: true, a: a}
-	c.Context = toolctx.WithResultChecker(ctx, c)
+	c.Context, c.Checker = ctx, c
 	fillRequest(&c.req, ctx, &request, a.cfg.transport)
 	a.run(c)
 	return c.out

@@ -166,7 +166,8 @@ func forServer(ctx context.Context, s *server.MCPServer) bool {
 // middleware, around a terminal handler that returns pub. The result is
 // discarded: mcp-go answers the client.
 func (a *adapter) rejected(ctx context.Context, r *mcp.CallToolRequest, pub *errs.Error) {
-	c := &call{Context: ctx, reject: toolctx.ErrorResult(pub)}
+	c := &call{reject: toolctx.ErrorResult(pub)}
+	c.Context = ctx
 	fillRequest(&c.req, ctx, r, a.cfg.transport)
 	_ = a.run(c)
 }

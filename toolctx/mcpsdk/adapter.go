@@ -173,7 +173,9 @@ type invocationKey struct{}
 // the chain runs in (the SDK's, plus itself as a value), which saves an
 // allocation per call.
 type call struct {
-	context.Context
+	// The SDK's context (Context), carrying the call itself as the
+	// chain's toolctx.ResultChecker without an allocation of its own.
+	toolctx.ResultCheckContext
 	req toolctx.Request
 	sdk *mcp.CallToolRequest
 
@@ -207,7 +209,7 @@ func (c *call) Value(key any) any {
 	if _, ok := key.(callKey); ok {
 		return c
 	}
-	return c.Context.Value(key)
+	return c.ResultCheckContext.Value(key)
 }
 
 // invocation is one run of the terminal handler (a retrying interceptor may
@@ -252,7 +254,8 @@ var (
 
 func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallToolRequest) (result mcp.Result, err error) {
 	c := &call{sdk: sreq, h: h, cfg: cfg}
-	c.Context = toolctx.WithResultChecker(cfg.fill(ctx, &c.req, sreq), c)
+	c.Context = cfg.fill(ctx, &c.req, sreq)
+	c.Checker = c
 	if v, escaped := contain.Run(c.run); escaped {
 		c.escaped = escapedPanic(v)
 	}
