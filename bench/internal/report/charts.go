@@ -274,6 +274,7 @@ func concurrencyChart(r *results) (*plot.Plot, vg.Length, error) {
 		p.Add(l)
 	}
 	p.Y.Min = 0
+	p.Y.Tick.Marker = plainTicks{}
 	return p, 10 * vg.Centimeter, nil
 }
 
@@ -298,8 +299,8 @@ func ceilingChart(r *results) (*plot.Plot, vg.Length, error) {
 		driver, writer = append(driver, d), append(writer, t)
 		labels = append(labels, s)
 		q := newCI(r.pairRatios("BenchmarkCeiling/"+s+"/toolmw", "BenchmarkCeiling/"+s+"/driver", "rows/s"))
-		ratios.XYs = append(ratios.XYs, plotter.XY{X: float64(len(labels)-1) + 0.18, Y: t})
-		ratios.Labels = append(ratios.Labels, fmt.Sprintf("%.2f", q.mean))
+		ratios.XYs = append(ratios.XYs, plotter.XY{X: float64(len(labels) - 1), Y: t})
+		ratios.Labels = append(ratios.Labels, q.String())
 	}
 	if len(labels) == 0 {
 		return nil, 0, nil
@@ -324,9 +325,21 @@ func ceilingChart(r *results) (*plot.Plot, vg.Length, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	// Above the writer's bar.
+	l.Offset = vg.Point{X: w / 2, Y: vg.Points(3)}
+	for i := range l.TextStyle {
+		l.TextStyle[i].XAlign = draw.XCenter
+	}
 	p.Add(l)
 	p.NominalX(labels...)
-	p.Y.Min = 0
+	p.X.Min, p.X.Max = -0.7, float64(len(labels))-0.3
+	// Room above the bars for the legend.
+	top := 0.0
+	for i := range driver {
+		top = math.Max(top, math.Max(driver[i], writer[i]))
+	}
+	p.Y.Min, p.Y.Max = 0, 1.3*top
+	p.Y.Tick.Marker = plainTicks{}
 	return p, 9 * vg.Centimeter, nil
 }
 
@@ -389,4 +402,18 @@ func interleavedChart(r *results) (*plot.Plot, vg.Length, error) {
 	p.NominalY(rev...)
 	h := vg.Length(len(xys))*0.55*vg.Centimeter + 3*vg.Centimeter
 	return p, h, nil
+}
+
+// plainTicks are the default ticks, labelled as the tables write numbers
+// (500,000 rather than 500000.00).
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = num(ts[i].Value)
+		}
+	}
+	return ts
 }
