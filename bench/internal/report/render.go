@@ -555,7 +555,7 @@ func (p *page) ceiling() {
 		tr, _ := p.r.med(t, "rows/s")
 		q := newCI(p.r.pairRatios(t, d, "rows/s"))
 		dc, tc := p.totalCPUPerRow(d), p.totalCPUPerRow(t)
-		p.t.row(s, num(dr)+" "+p.r.spread(d, "rows/s"), num(tr)+" "+p.r.spread(t, "rows/s"), q.String(), atLeast(q, ceilingTarget),
+		p.t.row(s, strings.TrimSpace(num(dr)+" "+p.r.spread(d, "rows/s")), strings.TrimSpace(num(tr)+" "+p.r.spread(t, "rows/s")), q.String(), atLeast(q, ceilingTarget),
 			dc.String(), tc.String(), ratio(tc.total(), dc.total()))
 	}
 	p.b.WriteString("\n")
@@ -566,17 +566,24 @@ func (p *page) stalled() {
 	if len(names) == 0 {
 		return
 	}
-	p.b.WriteString("A sink that never returns, rows arriving as fast as one goroutine can emit them (Drop policy): the\n" +
-		"live heap grows by the queue's slots and the rows they hold, not with the number of rows emitted.\n\n")
-	p.t.head("case", "rows emitted", "heap growth", "RSS", "dropped", "Emit time", "CPU/row")
+	p.b.WriteString("A sink that never returns (Drop policy), while calls keep coming: each one a tools/call through mcp-go in\n" +
+		"process and toolmw's full chain (from two goroutines per core), with a 1 KB argument, a client _meta key and a raw\n" +
+		"error naming part of the argument, so each row holds what a real call's row holds. The live heap must grow by the\n" +
+		"queue's slots and what their rows keep alive (heap/slot), not with the number of calls. The drops are the calls\n" +
+		"whose rows found the queue full.\n\n")
+	p.t.head("case", "calls", "heap growth", "heap/slot", "RSS", "dropped", "wall/call")
 	for i, n := range names {
 		hg, _ := p.r.med(n, "heap-growth-MB")
 		rss, _ := p.r.med(n, "rss-MB")
 		dr, _ := p.r.med(n, "dropped-%")
+		slot, okSlot := p.r.med(n, "heap-B/slot")
 		ns, _ := p.r.med(n, "ns/op")
 		it, _ := p.r.med(n, "iterations")
-		cpu, _ := p.r.med(n, cpuUnit)
-		p.t.row(subs[i], num(it), num(hg)+" MB", num(rss)+" MB", pct(dr), dur(ns), dur(cpu))
+		ps := "—"
+		if okSlot {
+			ps = num(slot) + " B"
+		}
+		p.t.row(subs[i], num(it), num(hg)+" MB", ps, num(rss)+" MB", pct(dr), dur(ns))
 	}
 	p.b.WriteString("\n")
 }
