@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,10 +15,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	gomcp "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/audit/sqlstore"
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx/mcpgo"
 )
 
 // Batch size of the writer in the store figures (the AsyncOptions default).
@@ -122,8 +126,9 @@ func reportRows(b *testing.B, rows int, el, cpu, server time.Duration, pg bool) 
 //     next to the same percentiles of an empty timed region (the clock's own
 //     cost, which is in every per-call sample); cpu-ns/op is this
 //     process's CPU per row, the writer's included.
-//   - stalled: memory while the sink never returns and rows keep coming
-//     (Drop): the heap and RSS stay bounded by the queue size.
+//   - stalled: memory while the sink never returns and calls keep coming
+//     (Drop): the heap and RSS stay bounded by the queue size (see
+//     benchStalled: rows from real calls through go-sdk and mcpsdk).
 func BenchmarkAudit(b *testing.B) {
 	for _, st := range stores() {
 		b.Run(st.name+"/throughput", func(b *testing.B) {
@@ -198,38 +203,76 @@ func BenchmarkAudit(b *testing.B) {
 		})
 	}
 	for _, q := range []int{4096, 65536} {
-		b.Run(fmt.Sprintf("stalled/queue=%d", q), func(b *testing.B) {
-			release := make(chan struct{})
-			stall := audit.SinkFunc(func(ctx context.Context, _ []audit.Record) error {
-				select {
-				case <-release:
-				case <-ctx.Done():
-				}
-				return nil
-			})
-			heap0, _ := memNow()
-			w := audit.NewAsync(stall, audit.AsyncOptions{QueueSize: q, Policy: audit.Drop, Logger: discardLogger(), Fallback: discardSink})
-			ctx := context.Background()
-			msg := strings.Repeat("x", 200)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				// Every row holds a message of its own (200 B), as raw error
-				// rows do: what the queue keeps alive is what it holds.
-				r := audit.Record{Kind: audit.KindTool, Tool: "search", CallID: "c", Outcome: audit.OutcomeError,
-					Code: errs.CodeInternal, Message: msg[:100+i%100] + strconv.Itoa(i)}
-				w.Emit(ctx, r)
-			}
-			b.StopTimer()
-			heap, rss := memNow()
-			stats := w.Stats()
-			close(release)
-			_ = w.Close(ctx)
-			b.ReportMetric(float64(heap-heap0)/(1<<20), "heap-growth-MB")
-			b.ReportMetric(float64(rss)/(1<<20), "rss-MB")
-			b.ReportMetric(100*float64(stats.Dropped)/float64(b.N), "dropped-%")
-		})
+		b.Run(fmt.Sprintf("stalled/queue=%d", q), func(b *testing.B) { benchStalled(b, q) })
 	}
+}
+
+// benchStalled is BenchmarkAudit's stalled case: b.N tools/call through
+// mcp-go's in-process client and toolmw's mcpgo adapter with the full chain,
+// whose audit rows go to an async writer (queue of q rows, Drop) in front of
+// a sink that never returns. Each call carries its own 1 KB argument and a
+// client _meta key, and its handler fails with a raw error naming part of
+// its argument, so every row is built by the interceptor from a real call
+// and holds what such a row holds (a raw message, the untrusted _meta):
+// whatever a queued row keeps alive of its call is in the heap figure. It
+// reports the live heap's growth (from before the server was built: one
+// server and session are in it, well under 1 MB), the RSS, the heap growth
+// per queue slot (heap-B/slot: once the queue is full, dropped-% above 0,
+// what one queued row costs with everything it keeps alive), and dropped-%,
+// the share of the calls whose row found the queue full. It takes about
+// 2×q calls to fill the queue and show drops (one writer batch is held by
+// the stalled sink, out of the queue).
+func benchStalled(b *testing.B, q int) {
+	release := make(chan struct{})
+	stall := audit.SinkFunc(func(ctx context.Context, _ []audit.Record) error {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil
+	})
+	heap0, _ := memNow()
+	w := audit.NewAsync(stall, audit.AsyncOptions{QueueSize: q, Policy: audit.Drop, Logger: discardLogger(), Fallback: discardSink})
+	defer func() {
+		close(release)
+		_ = w.Close(context.Background())
+	}()
+	s := server.NewMCPServer("bench", "0", mcpgo.ServerOption(fullChain(w).Middleware()))
+	s.AddTool(gomcp.NewTool("search", gomcp.WithString("q")), func(_ context.Context, req gomcp.CallToolRequest) (*gomcp.CallToolResult, error) {
+		q, _ := req.GetArguments()["q"].(string)
+		return nil, fmt.Errorf("search %s: dial tcp 10.0.0.5:5432: connection refused", q[:min(len(q), 64)])
+	})
+	c := mcpgoInProcess(b, s)
+	pad := strings.Repeat("x", 1<<10)
+	var seq atomic.Int64
+	call := func() error {
+		i := strconv.FormatInt(seq.Add(1), 10)
+		req := mcpgoRequest(map[string]any{"q": i + pad[len(i):]})
+		req.Params.Name = "search"
+		req.Params.Meta = &gomcp.Meta{AdditionalFields: map[string]any{"example.com/trace": "trace-" + i}}
+		res, err := c.CallTool(context.Background(), req)
+		if err == nil && !res.IsError {
+			err = errors.New("the call succeeded: its handler fails")
+		}
+		return err
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := call(); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	heap, rss := memNow()
+	stats := w.Stats()
+	b.ReportMetric(float64(heap-heap0)/(1<<20), "heap-growth-MB")
+	b.ReportMetric(float64(rss)/(1<<20), "rss-MB")
+	b.ReportMetric(float64(heap-heap0)/float64(q), "heap-B/slot")
+	b.ReportMetric(100*float64(stats.Dropped)/float64(b.N), "dropped-%")
 }
 
 // pct returns the p-th percentile of sorted d.
