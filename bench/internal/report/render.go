@@ -423,7 +423,11 @@ func (p *page) interleaved() {
 			if row.arm == "bare" || row.arm == "own" {
 				vo = ""
 			}
-			p.t.row(label, counts, aa, cpu, row.arm, dur(row.perCall), vb, row.bareVerdict, vo, row.ownVer)
+			wall := dur(row.perCall)
+			if v, ok := p.r.med(n, row.arm+"-cpu-ns"); ok {
+				wall += " (CPU " + dur(v) + ")"
+			}
+			p.t.row(label, counts, aa, cpu, row.arm, wall, vb, row.bareVerdict, vo, row.ownVer)
 		}
 	}
 	p.b.WriteString("\n")

@@ -128,6 +128,7 @@ func TestInterleavedCaseJudgedWithCPUPerCall(t *testing.T) {
 		"own-ns":             around(220_000, 0.001, n),
 		"toolmw-ns":          around(202_000, 0.001, n),
 		"toolmw-syncslog-ns": around(240_000, 0.001, n),
+		"toolmw-cpu-ns":      around(150_000, 0, n),
 	})
 	r := parse(strings.NewReader(raw))
 	c := judgeInterleaved(r, "BenchmarkInterleaved/sdk-http-sessions=8")
@@ -150,6 +151,7 @@ func TestInterleavedCaseJudgedWithCPUPerCall(t *testing.T) {
 	assert.Contains(t, page, "go-sdk streamable HTTP, 8 sessions", "the case is named")
 	assert.Contains(t, page, "300.0 µs (wall 212.4 µs)", "CPU per call next to wall per call")
 	assert.Contains(t, page, "**toolmw-syncslog**", "the arms table names every arm")
+	assert.Contains(t, rowOf(page, "", "toolmw |"), "| 202.0 µs (CPU 150.0 µs) |", "an arm's own CPU per call, when reported, next to its wall time")
 }
 
 func TestSessionsOf(t *testing.T) {
