@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -11,10 +13,12 @@ import (
 )
 
 // FuzzPGJSON checks pgJSON against encoding/json as the oracle: for any JSON
-// text, the result is JSON, valid UTF-8 and free of \u0000 escapes, and it
-// decodes to what encoding/json decodes from the input (invalid UTF-8
-// replaced as bytes.ToValidUTF8 does) with every NUL character, in keys and
-// values, replaced by U+FFFD. The seeds run as a test on every go test.
+// text, the result is JSON, valid UTF-8, free of the escapes jsonb refuses
+// (\u0000 and a UTF-16 surrogate that is not half of a pair), and it
+// decodes to what encoding/json decodes from the input itself (which reads
+// each byte of invalid UTF-8 and each lone surrogate as U+FFFD) with every
+// NUL character, in keys and values, replaced by U+FFFD. The seeds run as a
+// test on every go test.
 func FuzzPGJSON(f *testing.F) {
 	for _, seed := range []string{
 		`{"k":"v"}`,
@@ -25,6 +29,10 @@ func FuzzPGJSON(f *testing.F) {
 		`"tail\\"`,
 		`[1.5e300,-0,"\ud83d\ude00","\u00e9"]`,
 		"{\"raw\":\"\x00\"}", // not JSON: a raw control character
+		`["\ud800","\udc00","\uDBFF\uDFFF","\ud800\ud800\udc00","\udc00\ud800","\ud800\u0041","\ud800\u0000","\\ud800"]`,
+		`{"\ud83d":"\ude00x"}`,
+		"[\"\xe2\x82\", \"\xf0\x9f\x98\", \"\xed\xa0\x80\", \"ok \xc3\xa9\"]", // cut and surrogate UTF-8: one U+FFFD a byte
+		"\"\xff\\u0000\\ud800\"",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -38,11 +46,46 @@ func FuzzPGJSON(f *testing.F) {
 		require.True(t, json.Valid(out), "the result is JSON: %q -> %q", in, out)
 		require.True(t, utf8.Valid(out), "the result is valid UTF-8: %q -> %q", in, out)
 
-		want := decodeJSON(t, bytes.ToValidUTF8(in, []byte("\uFFFD")))
+		require.NoError(t, jsonbEscapes(out), "jsonb takes the escapes: %q -> %q", in, out)
+
+		want := decodeJSON(t, in)
 		got := decodeJSON(t, out)
 		require.Equal(t, replaceNUL(want), got, "%q -> %q", in, out)
 		require.False(t, containsNUL(got), "no NUL survives: %q -> %q", in, out)
 	})
+}
+
+// jsonbEscapes returns an error for a \u escape that PostgreSQL's jsonb
+// refuses: \u0000, or a UTF-16 surrogate that is not half of a pair.
+func jsonbEscapes(b []byte) error {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		if b[i+1] != 'u' {
+			i++ // an escaped character, "\\" included
+			continue
+		}
+		r, _ := strconv.ParseUint(string(b[i+2:i+6]), 16, 32)
+		switch {
+		case r == 0:
+			return fmt.Errorf("\\u0000 at %d", i)
+		case r >= 0xd800 && r < 0xdc00:
+			if i+12 > len(b) || b[i+6] != '\\' || b[i+7] != 'u' {
+				return fmt.Errorf("a high surrogate alone at %d", i)
+			}
+			lo, _ := strconv.ParseUint(string(b[i+8:i+12]), 16, 32)
+			if lo < 0xdc00 || lo >= 0xe000 {
+				return fmt.Errorf("a high surrogate without its low half at %d", i)
+			}
+			i += 11
+		case r >= 0xdc00 && r < 0xe000:
+			return fmt.Errorf("a low surrogate alone at %d", i)
+		default:
+			i += 5
+		}
+	}
+	return nil
 }
 
 func decodeJSON(t *testing.T, b []byte) any {
