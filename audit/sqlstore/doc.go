@@ -10,8 +10,9 @@
 // The table ([Options.Table], default "toolmw_audit") is created on open,
 // with an index on time (SQLite) or on time and on (tool, time)
 // (PostgreSQL) and a partial index on call_id (PostgreSQL), and its layout version is
-// kept in "<table>_schema". Opening is idempotent; a table written by a
-// newer toolmw is refused with [ErrNewerSchema]. SQLite runs in WAL mode
+// kept in "<table>_schema" ([SchemaVersion]). Opening is idempotent; a
+// writer upgrades a table of an older version, a reader reads it as it is;
+// a table written by a newer toolmw is refused with [ErrNewerSchema]. SQLite runs in WAL mode
 // with synchronous=NORMAL, checkpointing every 8,000 pages; PostgreSQL takes an advisory lock while it
 // creates the table, so replicas may start together.
 //
@@ -29,18 +30,26 @@
 // Columns: id, ts (SQLite: Unix nanoseconds; PostgreSQL: timestamptz), kind,
 // call_id, request_id, session_id, transport, tool, subject, outcome, code,
 // message, detail (JSON), duration_ns, client_meta (JSON, untrusted),
-// arguments (JSON, only with a redactor), method, path, status.
+// arguments (JSON, only with a redactor), method, path, status, notes (JSON:
+// an array of {"key", "value"} objects, in the order noted; see
+// [audit.Record.Notes]), trace_id, span_id.
 //
 // SQLite stores every value byte for byte. PostgreSQL refuses NUL bytes and
-// invalid UTF-8 in text and \u0000 in jsonb, and one such value would fail
-// a whole COPY; rows carry untrusted text, so the PostgreSQL writer replaces
-// those bytes with U+FFFD and cuts the indexed tool column at 1,024 bytes
+// invalid UTF-8 in text, and \u0000 and lone UTF-16 surrogate escapes
+// ("\ud800") in jsonb, and one such value would fail a whole COPY; rows
+// carry untrusted text, so the PostgreSQL writer replaces them with U+FFFD
+// (in JSON, one per invalid byte and per lone surrogate, which is how
+// encoding/json reads them) and cuts the indexed tool column at 1,024 bytes
 // (only a call to an unknown tool can have a longer name).
 //
 // Indexes: SQLite has a btree on ts. PostgreSQL, where a fleet appends to
 // one table, has a BRIN index on ts (rows arrive in time order, and BRIN
-// costs next to nothing to maintain) and a btree on (tool, ts); id is
-// generated but not indexed. A query with a tool or a time range (Since)
+// costs next to nothing to maintain), a btree on (tool, ts) and a partial
+// btree on call_id; call_id and tool have the collation "C" (compared byte
+// for byte, which makes those btrees the cheapest to keep up: see
+// BenchmarkPostgresCallIDIndex); id is
+// generated but not indexed. A CallID query is answered from the call_id
+// index, however old the call. A query with a tool or a time range (Since)
 // uses an index. On PostgreSQL, one with neither reads the last hour, then
 // the rest of the last day, through the BRIN index, and reads the whole
 // table only when those hold fewer rows than it asks for (the newest 100 of

@@ -19,7 +19,7 @@ import (
 
 // sqliteChunk is how many rows one prepared INSERT writes. modernc.org/sqlite
 // matches each parameter to its argument by a linear search (quadratic in
-// the statement's parameters), so a one-row statement (18 parameters),
+// the statement's parameters), so a one-row statement (21 parameters),
 // executed on the driver connection, is the fastest: see
 // BenchmarkSQLiteChunk.
 var sqliteChunk = 1
@@ -163,18 +163,24 @@ func (s *Store) checkSQLiteReadOnly(ctx context.Context) error {
 	case version.Int64 > SchemaVersion:
 		return newerSchema(s.table, int(version.Int64))
 	}
-	have, err := s.sqliteColumns(ctx)
+	s.version = int(version.Int64)
+	have, err := sqliteColumns(ctx, s.db, s.table)
 	if err != nil {
 		return err
 	}
-	if err := checkColumns(s.table, have); err != nil {
+	if err := checkColumns(s.table, have, s.version); err != nil {
 		return notAudit(s.table, err.Error())
 	}
 	return nil
 }
 
-func (s *Store) sqliteColumns(ctx context.Context) (map[string]bool, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", s.table)
+// sqlQuerier is a *sql.DB or a *sql.Tx.
+type sqlQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func sqliteColumns(ctx context.Context, db sqlQuerier, table string) (map[string]bool, error) {
+	rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the table's columns: %w", err)
 	}
@@ -201,11 +207,11 @@ func (s *Store) proveSQLite(ctx context.Context) error {
 	if res != "ok" {
 		return fmt.Errorf("the file is damaged: quick_check says %q (restore it from a backup, or move it away)", strings.ReplaceAll(res, "\n", "; "))
 	}
-	have, err := s.sqliteColumns(ctx)
+	have, err := sqliteColumns(ctx, s.db, s.table)
 	if err != nil {
 		return err
 	}
-	if err := checkColumns(s.table, have); err != nil {
+	if err := checkColumns(s.table, have, SchemaVersion); err != nil {
 		return err
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -271,16 +277,29 @@ func (s *Store) initSQLite(ctx context.Context) error {
 	if err := tx.QueryRowContext(ctx, `SELECT MAX(version) FROM `+t+`_schema`).Scan(&version); err != nil {
 		return fmt.Errorf("cannot read the schema version: %w", err)
 	}
+	s.version = SchemaVersion
 	var stmts []string
 	switch {
 	case version.Valid && version.Int64 > SchemaVersion:
 		return newerSchema(t, int(version.Int64))
 	case version.Valid && version.Int64 == SchemaVersion:
 		return tx.Commit()
-	case version.Valid: // version 1: add the ledger
-		stmts = sqliteV2(t)
+	case version.Valid:
+		// An older table: it must have its version's columns before it is
+		// changed (a table of another shape is refused untouched).
+		have, err := sqliteColumns(ctx, tx, t)
+		if err != nil {
+			return err
+		}
+		if err := checkColumns(t, have, int(version.Int64)); err != nil {
+			return err
+		}
+		if version.Int64 < 2 {
+			stmts = sqliteV2(t)
+		}
+		stmts = append(stmts, sqliteV3(t)...)
 	default:
-		stmts = append(sqliteV1(t), sqliteV2(t)...)
+		stmts = append(append(sqliteV1(t), sqliteV2(t)...), sqliteV3(t)...)
 	}
 	for _, q := range stmts {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
@@ -291,6 +310,17 @@ func (s *Store) initSQLite(ctx context.Context) error {
 		return fmt.Errorf("cannot commit the schema: %w", readOnly(err))
 	}
 	return nil
+}
+
+// sqliteV3 upgrades a version-2 table to version 3: the notes (JSON) and
+// the trace and span ids of a row. Rows written before have none.
+func sqliteV3(t string) []string {
+	return []string{
+		`ALTER TABLE ` + t + ` ADD COLUMN notes TEXT`,
+		`ALTER TABLE ` + t + ` ADD COLUMN trace_id TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE ` + t + ` ADD COLUMN span_id TEXT NOT NULL DEFAULT ''`,
+		`INSERT INTO ` + t + `_schema (version) VALUES (3)`,
+	}
 }
 
 // sqliteV2 upgrades a version-1 table to version 2: the ledger of batches
@@ -408,6 +438,9 @@ func setSQLiteArgs(args []driver.NamedValue, r *audit.Record) error {
 	setText(&args[15], r.Method)
 	setText(&args[16], r.Path)
 	args[17].Value = int64(r.Status)
+	args[18].Value = nullText(notesText(r.Notes))
+	setText(&args[19], r.TraceID)
+	setText(&args[20], r.SpanID)
 	return nil
 }
 
@@ -533,11 +566,19 @@ func (s *Store) ledgerSQLite(ctx context.Context, pc driver.ConnPrepareContext, 
 	return n == 0, nil
 }
 
-const selectColumns = "ts, kind, call_id, request_id, session_id, transport, tool, subject, outcome, code, message, detail, duration_ns, client_meta, arguments, method, path, status"
+// selectColumnsSQLite are the columns Query reads; a table older than
+// version 3 has no notes, trace or span ids.
+func (s *Store) selectColumnsSQLite() string {
+	const v2 = "ts, kind, call_id, request_id, session_id, transport, tool, subject, outcome, code, message, detail, duration_ns, client_meta, arguments, method, path, status"
+	if s.version < 3 {
+		return v2 + ", NULL, '', ''"
+	}
+	return v2 + ", notes, trace_id, span_id"
+}
 
 func (s *Store) querySQLite(ctx context.Context, q Query) ([]audit.Record, error) {
 	where, args := q.where(func(int) string { return "?" }, func(t time.Time) any { return t.UnixNano() })
-	rows, err := s.db.QueryContext(ctx, "SELECT "+selectColumns+" FROM "+s.table+where+
+	rows, err := s.db.QueryContext(ctx, "SELECT "+s.selectColumnsSQLite()+" FROM "+s.table+where+
 		" ORDER BY ts DESC, id DESC LIMIT "+fmt.Sprint(q.limit()), args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: sqlite: query: %w", err)
@@ -548,7 +589,8 @@ func (s *Store) querySQLite(ctx context.Context, q Query) ([]audit.Record, error
 		var sc scanned
 		r := &sc.rec
 		if err := rows.Scan(&sc.ts, &sc.kind, &r.CallID, &r.RequestID, &r.SessionID, &r.Transport, &r.Tool, &r.Subject,
-			&sc.outcome, &sc.code, &r.Message, &sc.detail, &sc.durNS, &sc.meta, &sc.arguments, &r.Method, &r.Path, &sc.status); err != nil {
+			&sc.outcome, &sc.code, &r.Message, &sc.detail, &sc.durNS, &sc.meta, &sc.arguments, &r.Method, &r.Path, &sc.status,
+			&sc.notes, &r.TraceID, &r.SpanID); err != nil {
 			return nil, fmt.Errorf("sqlstore: sqlite: scan: %w", err)
 		}
 		r.Time = time.Unix(0, sc.ts)

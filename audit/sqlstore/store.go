@@ -17,13 +17,16 @@ import (
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
 )
 
 // SchemaVersion is the version of the table layout this package writes. It
 // is stored in the table "<table>_schema" and checked on open. Version 2
 // added the ledger "<table>_batches" (and, on PostgreSQL, the index on
-// call_id); a version-1 table is upgraded when a writer opens it.
-const SchemaVersion = 2
+// call_id); version 3 the columns notes, trace_id and span_id. A table of an
+// older version is upgraded when a writer opens it; a reader
+// ([Options.ReadOnly]) reads it as it is, with those fields empty.
+const SchemaVersion = 3
 
 // DefaultTable is the table rows go to when [Options.Table] is empty.
 const DefaultTable = "toolmw_audit"
@@ -74,6 +77,7 @@ type Store struct {
 	dialect  dialect
 	table    string
 	readOnly bool
+	version  int           // the table's schema version: SchemaVersion but for a reader of an older table
 	db       *sql.DB       // SQLite
 	pool     *pgxpool.Pool // PostgreSQL
 
@@ -105,7 +109,38 @@ func (s *Store) Close() error {
 var columns = []string{
 	"ts", "kind", "call_id", "request_id", "session_id", "transport", "tool", "subject",
 	"outcome", "code", "message", "detail", "duration_ns", "client_meta", "arguments",
-	"method", "path", "status",
+	"method", "path", "status", "notes", "trace_id", "span_id",
+}
+
+// columnsV2 are the columns of a table of schema version 1 or 2.
+var columnsV2 = columns[:18]
+
+// columnsOf returns the columns a table of schema version v has.
+func columnsOf(v int) []string {
+	if v < 3 {
+		return columnsV2
+	}
+	return columns
+}
+
+// note is how a [toolctx.Note] is stored: notes are a JSON array of
+// {"key": ..., "value": ...} objects, in the order they were noted.
+type note struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// notesText encodes notes as JSON text, or returns nil for none.
+func notesText(notes []toolctx.Note) []byte {
+	if len(notes) == 0 {
+		return nil
+	}
+	out := make([]note, len(notes))
+	for i, n := range notes {
+		out[i] = note(n)
+	}
+	b, _ := json.Marshal(out) // strings only: it cannot fail
+	return b
 }
 
 // jsonText encodes a map as JSON text, or returns nil for an empty map.
@@ -219,6 +254,7 @@ type scanned struct {
 	status                  int64
 	kind, outcome, code     string
 	detail, meta, arguments []byte
+	notes                   []byte
 }
 
 func (sc *scanned) finish() (audit.Record, error) {
@@ -239,6 +275,16 @@ func (sc *scanned) finish() (audit.Record, error) {
 	if len(sc.arguments) > 0 {
 		r.Arguments = json.RawMessage(append([]byte(nil), sc.arguments...))
 	}
+	if len(sc.notes) > 0 {
+		var notes []note
+		if err := json.Unmarshal(sc.notes, &notes); err != nil {
+			return r, fmt.Errorf("sqlstore: decode notes: %w", err)
+		}
+		r.Notes = make([]toolctx.Note, len(notes))
+		for i, n := range notes {
+			r.Notes[i] = toolctx.Note(n)
+		}
+	}
 	return r, nil
 }
 
@@ -251,10 +297,11 @@ func notAudit(table, what string) error {
 	return fmt.Errorf("%w: %s (pass the path or DSN the server writes to, and -table if it uses another table than %q)", ErrNotAudit, what, table)
 }
 
-// checkColumns reports the columns of the table that have is missing.
-func checkColumns(table string, have map[string]bool) error {
+// checkColumns reports the columns of a table of schema version v that
+// have is missing.
+func checkColumns(table string, have map[string]bool, v int) error {
 	var missing []string
-	for _, c := range append([]string{"id"}, columns...) {
+	for _, c := range append([]string{"id"}, columnsOf(v)...) {
 		if !have[c] {
 			missing = append(missing, c)
 		}

@@ -200,6 +200,16 @@ type Row struct {
 	Method     string          `json:"method,omitempty"`
 	Path       string          `json:"path,omitempty"`
 	Status     int             `json:"status,omitempty"`
+	Notes      []Note          `json:"notes,omitempty"`
+	TraceID    string          `json:"trace_id,omitempty"`
+	SpanID     string          `json:"span_id,omitempty"`
+}
+
+// Note is one of a row's notes (what an interceptor noted of the call:
+// "attempts", "cache", "scrubbed", ...) as -json prints it.
+type Note struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
 }
 
 // RowOf converts a record for -json.
@@ -209,7 +219,19 @@ func RowOf(r audit.Record) Row {
 		Transport: r.Transport, Tool: r.Tool, Subject: r.Subject, Outcome: r.Outcome, Code: r.Code,
 		Message: r.Message, Detail: r.Detail, DurationMS: float64(r.Duration.Microseconds()) / 1000,
 		ClientMeta: r.ClientMeta, Arguments: r.Arguments, Method: r.Method, Path: r.Path, Status: r.Status,
+		Notes: notesOf(r), TraceID: r.TraceID, SpanID: r.SpanID,
 	}
+}
+
+func notesOf(r audit.Record) []Note {
+	if len(r.Notes) == 0 {
+		return nil
+	}
+	out := make([]Note, len(r.Notes))
+	for i, n := range r.Notes {
+		out[i] = Note(n)
+	}
+	return out
 }
 
 func writeJSON(w io.Writer, rows []audit.Record) error {
@@ -227,8 +249,21 @@ func writeTable(w io.Writer, rows []audit.Record) error {
 		_, err := fmt.Fprintln(w, "no rows match")
 		return err
 	}
+	// NOTES and TRACE are shown when a row has notes or a trace id.
+	var withNotes, withTrace bool
+	for _, r := range rows {
+		withNotes = withNotes || len(r.Notes) > 0
+		withTrace = withTrace || r.TraceID != ""
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tTOOL\tOUTCOME\tCODE\tDURATION\tCALL\tMESSAGE")
+	header := "TIME\tTOOL\tOUTCOME\tCODE\tDURATION\tCALL\t"
+	if withTrace {
+		header += "TRACE\t"
+	}
+	if withNotes {
+		header += "NOTES\t"
+	}
+	fmt.Fprintln(tw, header+"MESSAGE")
 	for _, r := range rows {
 		what := r.Tool
 		if r.Kind == audit.KindHTTP {
@@ -244,9 +279,20 @@ func writeTable(w io.Writer, rows []audit.Record) error {
 				msg += " " + string(b)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t",
 			r.Time.Local().Format("2006-01-02 15:04:05.000"), dash(what), r.Outcome, dash(string(r.Code)),
-			r.Duration.Round(10*time.Microsecond), dash(id), oneLine(msg))
+			r.Duration.Round(10*time.Microsecond), dash(id))
+		if withTrace {
+			fmt.Fprintf(tw, "%s\t", dash(r.TraceID))
+		}
+		if withNotes {
+			var notes []string
+			for _, n := range r.Notes {
+				notes = append(notes, n.Key+"="+n.Value)
+			}
+			fmt.Fprintf(tw, "%s\t", dash(oneLine(strings.Join(notes, " "))))
+		}
+		fmt.Fprintf(tw, "%s\n", oneLine(msg))
 	}
 	return tw.Flush()
 }

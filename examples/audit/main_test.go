@@ -19,6 +19,7 @@ import (
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/audit/sqlstore"
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
 )
 
 var now = time.Date(2026, 1, 2, 15, 0, 0, 0, time.UTC)
@@ -163,4 +164,69 @@ func dirState(t *testing.T, dir string) map[string]string {
 		out[e.Name()] = fmt.Sprintf("%d:%x", len(b), sha256.Sum256(b))
 	}
 	return out
+}
+
+// TestNotesAndTrace: the table shows a row's notes and trace id (in
+// columns that appear when a row has them), and -json has them with the
+// span id.
+func TestNotesAndTrace(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "audit.db")
+	s, err := sqlstore.OpenSQLite(context.Background(), db, sqlstore.Options{})
+	require.NoError(t, err)
+	require.NoError(t, s.WriteBatch(context.Background(), []audit.Record{
+		{Time: now.Add(-time.Hour), Kind: audit.KindTool, CallID: "c1", Tool: "greet", Outcome: audit.OutcomeOK},
+		{Time: now.Add(-time.Minute), Kind: audit.KindTool, CallID: "c2", Tool: "search", Outcome: audit.OutcomeOK,
+			Notes:   []toolctx.Note{{Key: "attempts", Value: "2"}, {Key: "cache", Value: "miss"}},
+			TraceID: "0af7651916cd43dd8448eb211c80319c", SpanID: "b7ad6b7169203331"},
+	}))
+	require.NoError(t, s.Close())
+	out, errOut, code := runAudit(t, "-db", db)
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 3, "header and two rows:\n%s", out)
+	assert.Regexp(t, `^TIME\s+TOOL\s+OUTCOME\s+CODE\s+DURATION\s+CALL\s+TRACE\s+NOTES\s+MESSAGE$`, lines[0], "the header")
+	assert.Regexp(t, `c2\s+0af7651916cd43dd8448eb211c80319c\s+attempts=2 cache=miss`, lines[1], "the row's trace id and notes")
+	assert.Regexp(t, `c1\s+-\s+-`, lines[2], "a row without them")
+
+	out, errOut, code = runAudit(t, "-db", db, "-json", "-limit", "1")
+	require.Equal(t, 0, code, errOut)
+	var rows []Row
+	require.NoError(t, json.Unmarshal([]byte(out), &rows))
+	require.Len(t, rows, 1)
+	assert.Equal(t, []Note{{Key: "attempts", Value: "2"}, {Key: "cache", Value: "miss"}}, rows[0].Notes, "-json notes")
+	assert.Equal(t, "0af7651916cd43dd8448eb211c80319c", rows[0].TraceID, "-json trace_id")
+	assert.Equal(t, "b7ad6b7169203331", rows[0].SpanID, "-json span_id")
+	assert.Contains(t, out, `"notes": [`, "the JSON names the field notes")
+}
+
+// TestReadsAnOlderSchema: a database written by the previous toolmw
+// (schema version 2, without the notes and trace columns) is read as it
+// is, and not upgraded or changed by the reader.
+func TestReadsAnOlderSchema(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "v2.db")
+	odb, err := sql.Open("sqlite", "file:"+db)
+	require.NoError(t, err)
+	for _, q := range []string{
+		`CREATE TABLE toolmw_audit_schema (version INTEGER NOT NULL)`,
+		`INSERT INTO toolmw_audit_schema (version) VALUES (1), (2)`,
+		`CREATE TABLE toolmw_audit (id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, kind TEXT NOT NULL,
+			call_id TEXT NOT NULL DEFAULT '', request_id TEXT NOT NULL DEFAULT '', session_id TEXT NOT NULL DEFAULT '',
+			transport TEXT NOT NULL DEFAULT '', tool TEXT NOT NULL DEFAULT '', subject TEXT NOT NULL DEFAULT '',
+			outcome TEXT NOT NULL, code TEXT NOT NULL DEFAULT '', message TEXT NOT NULL DEFAULT '', detail TEXT,
+			duration_ns INTEGER NOT NULL, client_meta TEXT, arguments TEXT, method TEXT NOT NULL DEFAULT '',
+			path TEXT NOT NULL DEFAULT '', status INTEGER NOT NULL DEFAULT 0)`,
+		`CREATE TABLE toolmw_audit_batches (spool TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (spool, seq)) WITHOUT ROWID`,
+		fmt.Sprintf(`INSERT INTO toolmw_audit (ts, kind, call_id, tool, outcome, code, message, duration_ns)
+			VALUES (%d, 'tool', 'old1', 'sales_report', 'error', 'internal', 'written by v2', 1000)`, now.Add(-time.Hour).UnixNano()),
+	} {
+		_, err := odb.Exec(q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, odb.Close())
+	before := dirState(t, filepath.Dir(db))
+	out, errOut, code := runAudit(t, "-db", db)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "written by v2", "the old row")
+	assert.NotContains(t, out, "NOTES", "no notes column for rows without notes")
+	assert.Equal(t, before, dirState(t, filepath.Dir(db)), "the old database is not upgraded or changed")
 }
