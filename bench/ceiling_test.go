@@ -18,7 +18,8 @@ import (
 
 // storeColumns are the columns audit/sqlstore writes, in its order.
 var storeColumns = []string{"ts", "kind", "call_id", "request_id", "session_id", "transport", "tool", "subject",
-	"outcome", "code", "message", "detail", "duration_ns", "client_meta", "arguments", "method", "path", "status"}
+	"outcome", "code", "message", "detail", "duration_ns", "client_meta", "arguments", "method", "path", "status",
+	"notes", "trace_id", "span_id"}
 
 // sqliteDSN is the DSN audit/sqlstore opens a database file with (WAL,
 // synchronous=NORMAL, immediate transactions, checkpoint every 8,000
@@ -206,7 +207,8 @@ func sqliteArgs(rows []audit.Record) [][]driver.NamedValue {
 	out := make([][]driver.NamedValue, len(rows))
 	for i, r := range rows {
 		vals := []driver.Value{r.Time.UnixNano(), string(r.Kind), r.CallID, r.RequestID, r.SessionID, r.Transport, r.Tool, r.Subject,
-			string(r.Outcome), string(r.Code), r.Message, nil, int64(r.Duration), nil, nil, r.Method, r.Path, int64(r.Status)}
+			string(r.Outcome), string(r.Code), r.Message, nil, int64(r.Duration), nil, nil, r.Method, r.Path, int64(r.Status),
+			nil, r.TraceID, r.SpanID}
 		out[i] = make([]driver.NamedValue, len(vals))
 		for j, v := range vals {
 			out[i][j] = driver.NamedValue{Ordinal: j + 1, Value: v}
@@ -221,7 +223,8 @@ func pgValues(rows []audit.Record) [][]any {
 	out := make([][]any, len(rows))
 	for i, r := range rows {
 		out[i] = []any{r.Time, string(r.Kind), r.CallID, r.RequestID, r.SessionID, r.Transport, r.Tool, r.Subject,
-			string(r.Outcome), string(r.Code), r.Message, nil, int64(r.Duration), nil, nil, r.Method, r.Path, int32(r.Status)}
+			string(r.Outcome), string(r.Code), r.Message, nil, int64(r.Duration), nil, nil, r.Method, r.Path, int32(r.Status),
+			nil, r.TraceID, r.SpanID}
 	}
 	return out
 }
