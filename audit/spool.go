@@ -242,12 +242,12 @@ func (s *Spool) scan(num uint64, last bool) error {
 			}
 			break
 		}
-		var rows []json.RawMessage
-		if json.Unmarshal(payload, &rows) != nil {
+		rows, ok := countRows(payload)
+		if !ok {
 			break
 		}
-		s.pending = append(s.pending, &entry{seg: seg, off: int64(off), n: n, seq: seq, rows: len(rows)})
-		s.rows += len(rows)
+		s.pending = append(s.pending, &entry{seg: seg, off: int64(off), n: n, seq: seq, rows: rows})
+		s.rows += rows
 		seg.pending++
 		seg.minSeq = min(seg.minSeq, seq)
 		s.next = max(s.next, seq+1)
@@ -522,6 +522,50 @@ func (s *Spool) prefetch() {
 	}()
 }
 
+// countRows counts the elements of a JSON array of objects, as
+// json.Marshal writes a batch, without decoding it: on open, the spool
+// counts the rows of every batch, and decoding them all (as json.Unmarshal
+// into []json.RawMessage did) took a fifth of the CPU of a drain after a
+// restart. The frame's checksum has vouched for the bytes; ok is false when
+// the payload is not an array of objects (the batch is then treated as
+// damaged).
+func countRows(p []byte) (n int, ok bool) {
+	if len(p) < 2 || p[0] != '[' || p[len(p)-1] != ']' {
+		return 0, false
+	}
+	depth, inString := 0, false
+	for i := 1; i < len(p)-1; i++ {
+		c := p[i]
+		switch {
+		case inString:
+			switch c {
+			case '\\':
+				i++ // the escaped character
+			case '"':
+				inString = false
+			}
+		case depth == 0: // between the rows: only objects and commas
+			switch c {
+			case '{':
+				n++
+				depth++
+			case ',':
+			default:
+				return 0, false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth--; depth < 0 {
+				return 0, false
+			}
+		}
+	}
+	return n, depth == 0 && !inString
+}
+
 // read decodes a batch from its segment file.
 func (s *Spool) read(e *entry) (recs []Record, err error) {
 	f, err := os.Open(s.segPath(e.seg.num))
@@ -537,6 +581,7 @@ func (s *Spool) read(e *entry) (recs []Record, err error) {
 	if !good {
 		return nil, fmt.Errorf("audit: spool %q: the batch at %s:%d is damaged", s.dir, s.segPath(e.seg.num), e.off)
 	}
+	recs = make([]Record, 0, e.rows) // no regrowing while it decodes
 	if err := json.Unmarshal(payload, &recs); err != nil {
 		return nil, fmt.Errorf("audit: spool %q: decode: %w", s.dir, err)
 	}
