@@ -62,7 +62,7 @@ type arm struct {
 //     flight).
 //   - demo-http-sessions=8: the demo server's own stack (examples/server's
 //     tools, chain, HTTP middleware and SQLite audit store with its spool,
-//     as built by package examples/server/demo) against a bare go-sdk
+//     as built by package examples/server/stack: see demoServer) against a bare go-sdk
 //     server with the same greet tool registered with mcp.AddTool and the
 //     SDK's streamable HTTP handler with default options; eight sessions
 //     each as above. Arms bare-ns, bare2-ns and demo-ns.
@@ -116,6 +116,7 @@ func BenchmarkInterleaved(b *testing.B) {
 		}
 		interleave(b, arms)
 	})
+	b.Run("demo-http-sessions=8", func(b *testing.B) { benchDemo(b, sessions) })
 }
 
 // sdkFanOut returns an op that makes one call on each of css at once and

@@ -20,6 +20,11 @@ func TestSmoke(t *testing.T) {
 		mcpgoCall(t, mcpgoInProcess(t, mcpgoServer(t, way, mcpgoEcho)), mcpgoRequest(map[string]any{"q": "hello"}))
 		mcpgoCall(t, mcpgoHTTP(t, mcpgoServer(t, way, mcpgoEcho), 1)[0], mcpgoRequest(map[string]any{"q": "hello"}))
 	}
+	for _, url := range []string{demoServer(t), bareGreetServer(t)} {
+		for _, cs := range sdkConnect(t, url, 2) {
+			sdkCall(t, cs, greetParams())
+		}
+	}
 	var rows int
 	e := audit.EmitterFunc(func(context.Context, audit.Record) { rows++ })
 	for _, h := range []toolctx.Handler{okHandler, pubHandler, rawHandler, panicHandle} {

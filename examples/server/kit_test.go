@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolmw/toolmw/examples/server/stack"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 	"github.com/toolmw/toolmw/toolmwtest"
 	"github.com/toolmw/toolmw/toolmwtest/mcpsdktest"
@@ -42,8 +43,8 @@ func TestKitEveryTransport(t *testing.T) {
 	res := mcpsdktest.Run(t, mcpsdktest.Config{
 		NewServer: func() *mcp.Server {
 			s := mcp.NewServer(&mcp.Implementation{Name: "toolmw-demo"}, nil)
-			require.NoError(t, addTools(s))
-			mcpsdk.Install(s, Chain(causes.Emitter(nil), causes.Diagnostics(nil), testSlowTimeout, discard).Middleware(),
+			require.NoError(t, stack.AddTools(s))
+			mcpsdk.Install(s, stack.Chain(causes.Emitter(nil), causes.Diagnostics(nil), testSlowTimeout, discard).Middleware(),
 				mcpsdk.WithFallbackLogger(discard))
 			return s
 		},

@@ -13,6 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/examples/server/stack"
 )
 
 // connectHTTP connects a go-sdk client to the server at url.
@@ -52,7 +54,7 @@ func TestLogFile(t *testing.T) {
 		msgs[rec["msg"].(string)] = rec
 	}
 	require.Contains(t, msgs, "tool call failed", "diagnostics in the file: %v", msgs)
-	assert.Contains(t, msgs["tool call failed"]["err"], FakeDSN, "with the raw cause")
+	assert.Contains(t, msgs["tool call failed"]["err"], stack.FakeDSN, "with the raw cause")
 	var writer bool
 	for m := range msgs {
 		writer = writer || strings.Contains(m, "writer closed")

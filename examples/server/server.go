@@ -15,25 +15,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/justinas/alice"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/audit/sqlstore"
-	"github.com/toolmw/toolmw/errs"
-	"github.com/toolmw/toolmw/middleware"
-	"github.com/toolmw/toolmw/middleware/httpmw"
-	"github.com/toolmw/toolmw/middleware/otelmw"
+	"github.com/toolmw/toolmw/examples/server/stack"
 	"github.com/toolmw/toolmw/toolctx"
-	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
 
 // PostgresEnv is the environment variable that may hold the audit store's
 // PostgreSQL DSN instead of -audit-postgres.
 const PostgresEnv = "TOOLMW_AUDIT_POSTGRES"
-
-// MaxBody is the largest HTTP request body the server reads.
-const MaxBody = 1 << 20
 
 type config struct {
 	addr            string
@@ -191,8 +183,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer tel.close() // after serving: flushes the spans of the last calls
 
-	calls := newInFlight()
-	defer calls.cancel()
+	calls := stack.NewInFlight()
+	defer calls.Cancel()
 	d := &demo{cfg: cfg, w: al.w, calls: calls, tel: tel, logger: logger, sdkLogger: logs.sdkLogger,
 		where: al.where, stdin: stdin, stdout: stdout, stderr: stderr}
 	if d.server, err = d.newServer(); err != nil {
@@ -210,7 +202,7 @@ type demo struct {
 	cfg       config
 	server    *mcp.Server
 	w         audit.Emitter
-	calls     *inFlight
+	calls     *stack.InFlight
 	tel       *telemetry
 	logger    *slog.Logger // the operator's: diagnostics and shutdown
 	sdkLogger *slog.Logger // the SDK's, from warnings up
@@ -220,92 +212,30 @@ type demo struct {
 	stderr    io.Writer
 }
 
-// diagnostics is the operator's view of unexpected failures: the raw error,
-// the call's details and, for a panic, the stack. It goes to stderr only.
-func diagnostics(logger *slog.Logger) middleware.DiagnosticsFunc {
-	return func(ctx context.Context, ev middleware.DiagnosticEvent) {
-		attrs := []any{"code", ev.Code, "err", errs.Describe(ev.Cause())}
-		if !ev.Details.IsZero() {
-			attrs = append(attrs, "call", ev.Details)
-		}
-		if pe := errs.PanicOf(ev.Cause()); pe != nil {
-			attrs = append(attrs, "stack", string(pe.Stack))
-		}
-		logger.ErrorContext(ctx, "tool call failed", attrs...)
-	}
-}
-
-// Chain is the recommended chain, outermost first: the audit row sees
-// everything (panics, timeouts, guards), diagnostics gets raw causes,
-// Normalize fills the public envelope, Recover turns panics into failures,
-// and the slow tool alone gets a deadline. A row the emitter cannot take
-// goes to fallback.
-func Chain(w audit.Emitter, diag middleware.DiagnosticsFunc, slowTimeout time.Duration, fallback *slog.Logger) middleware.Chain {
-	return middleware.New(
-		audit.Interceptor(w, audit.WithFallbackLogger(fallback)),
-		middleware.Diagnostics(diag),
-		middleware.Normalize(errs.Normalizer{}),
-		middleware.Recover,
-		middleware.When(middleware.Tools("slow"), middleware.Timeout(slowTimeout)),
-	)
-}
-
-// newServer builds the go-sdk server with the demo tools behind the chain.
+// newServer builds the go-sdk server with the demo tools behind the chain
+// (package stack), telemetry and the tracking of calls in flight outside it.
 func (d *demo) newServer() (*mcp.Server, error) {
-	server := mcp.NewServer(&mcp.Implementation{Name: "toolmw-demo", Version: "0.1.0"}, &mcp.ServerOptions{Logger: d.sdkLogger})
-	if err := addTools(server); err != nil {
-		return nil, err
-	}
 	transport := toolctx.TransportUnknown // streamable HTTP is detected per call
 	if d.cfg.stdio {
 		transport = toolctx.TransportStdio
 	}
-	chain := middleware.New(d.tel.middleware(), d.calls.track).Extend(Chain(d.w, diagnostics(d.logger), d.cfg.slowTimeout, d.logger))
-	mcpsdk.Install(server, chain.Middleware(),
-		mcpsdk.WithTransport(transport), mcpsdk.WithFallbackLogger(d.logger))
-	return server, nil
-}
-
-func addTools(s *mcp.Server) error {
-	return errors.Join(
-		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "greet", Description: "Greets someone: succeeds with typed input and output (an empty name is a public invalid-arguments error)."}, greet),
-		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "divide", Description: "Divides a by b. Pass a string for a number to see validation feedback."}, divide),
-		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "lookup_order", Description: "Looks up an order. Only order 1 exists: any other id is a public not-found error."}, lookupOrder),
-		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "sales_report", Description: "Builds a sales report. Its backend is down: the raw error stays on the server."}, salesReport),
-		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "crash", Description: "Panics, as a tool with a bug would. The server keeps running."}, crash),
-		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "slow", Description: "Works for the given number of seconds; the server gives it a deadline (-slow-timeout)."}, slow),
-	)
+	return stack.NewServer(stack.ServerOptions{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
+		SlowTimeout: d.cfg.slowTimeout, Transport: transport, Outer: []toolctx.Middleware{d.tel.middleware(), d.calls.Track}})
 }
 
 // serveHTTP serves streamable HTTP until ctx ends, then shuts down
 // gracefully: no new connections, in-flight requests finish (or are cancelled
 // after -shutdown-timeout), sessions are closed.
 func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.server },
-		&mcp.StreamableHTTPOptions{Stateless: d.cfg.stateless, Logger: d.sdkLogger,
-			// An idle session is closed, and with it its GET stream: a
-			// vanished client's session does not stay for good.
-			SessionTimeout: d.cfg.sessionIdle})
-	sessions := &sessionCap{server: d.server, max: d.cfg.maxSessions, logger: d.logger, stateless: d.cfg.stateless}
 	var active atomic.Int64 // requests other than the long-lived GET streams
-	diag := diagnostics(d.logger)
-	stack := alice.New(
-		httpmw.Recover(httpmw.WithDiagnostics(diag), httpmw.WithFallbackLogger(d.logger)),
-		httpmw.RequestID,
-		otelmw.ClientAddress, // client.address and client.port on the spans
-		audit.HTTP(d.w),
-		httpmw.MaxBodyBytes(MaxBody),
-		countActive(&active),
-		deadlines(d.cfg.writeTimeout),
-		sessions.limit,
-	).Then(audit.CaptureHTTP(mcpHandler))
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", stack)
-	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
-		http.Error(rw, "toolmw demo: the MCP endpoint is /mcp", http.StatusNotFound)
-	})
+	handler, err := stack.Handler(stack.HTTPOptions{Server: d.server, Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
+		Stateless: d.cfg.stateless, SessionIdle: d.cfg.sessionIdle, MaxSessions: d.cfg.maxSessions,
+		WriteTimeout: d.cfg.writeTimeout, Active: &active})
+	if err != nil {
+		return fail(d.stderr, 1, "%v", err)
+	}
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		// deadlines() restarts a POST's write deadline once its body is in
 		// and lifts it from the session's GET stream.
@@ -352,11 +282,11 @@ func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 	// never ends on its own: wait for the other requests (the calls), cancel
 	// those still running after the grace period, then close the sessions,
 	// which ends the streams.
-	waitIdle(&active, d.cfg.shutdownTimeout)
+	waitIdle(active.Load, d.cfg.shutdownTimeout)
 	if active.Load() > 0 {
 		d.logger.Warn("shutting down: cancelling the calls still running", "requests", active.Load())
-		d.calls.cancel()
-		waitIdle(&active, 2*time.Second)
+		d.calls.Cancel()
+		waitIdle(active.Load, 2*time.Second)
 	}
 	closed := make(chan struct{})
 	go func() {
@@ -365,7 +295,7 @@ func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 			_ = ss.Close()
 		}
 	}()
-	var err error
+	err = nil
 	select {
 	case <-closed:
 		select {
@@ -392,7 +322,7 @@ func (d *demo) serveStdio(ctx context.Context) int {
 	d.logger.Info("toolmw demo server on stdio", "audit", d.where)
 	t := &mcp.IOTransport{Reader: io.NopCloser(d.stdin), Writer: nopWriteCloser{d.stdout}}
 	// The session's context is not the signal's: a signal must not cancel
-	// the calls in flight before their grace period (calls.cancel does, after).
+	// the calls in flight before their grace period (calls.Cancel does, after).
 	ss, err := d.server.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
 		return fail(d.stderr, 1, "stdio: %v", err)
@@ -406,11 +336,11 @@ func (d *demo) serveStdio(ctx context.Context) int {
 		}
 	case <-ctx.Done():
 		d.logger.Info("shutting down: waiting for in-flight calls", "timeout", d.cfg.shutdownTimeout)
-		waitIdle(&d.calls.n, d.cfg.shutdownTimeout)
-		if d.calls.n.Load() > 0 {
-			d.logger.Warn("shutting down: cancelling the calls still running", "calls", d.calls.n.Load())
-			d.calls.cancel()
-			waitIdle(&d.calls.n, 2*time.Second)
+		waitIdle(d.calls.Running, d.cfg.shutdownTimeout)
+		if d.calls.Running() > 0 {
+			d.logger.Warn("shutting down: cancelling the calls still running", "calls", d.calls.Running())
+			d.calls.Cancel()
+			waitIdle(d.calls.Running, 2*time.Second)
 		}
 		_ = ss.Close()
 		select {
@@ -423,54 +353,11 @@ func (d *demo) serveStdio(ctx context.Context) int {
 	return 0
 }
 
-// waitIdle waits until n is zero, for d at most.
-func waitIdle(n *atomic.Int64, d time.Duration) {
+// waitIdle waits until n() is zero, for d at most.
+func waitIdle(n func() int64, d time.Duration) {
 	deadline := time.Now().Add(d)
-	for n.Load() > 0 && time.Now().Before(deadline) {
+	for n() > 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// inFlight tracks the tool calls in flight, and cancels them all when a
-// shutdown's grace period is over: its last word to calls that outlived it.
-// A cancelled call ends as such, and its audit row says so.
-type inFlight struct {
-	n      atomic.Int64 // calls running now
-	stop   context.Context
-	cancel context.CancelFunc
-}
-
-func newInFlight() *inFlight {
-	c := &inFlight{}
-	c.stop, c.cancel = context.WithCancel(context.Background())
-	return c
-}
-
-// track is the interceptor that counts each call and cancels its context
-// when c.cancel is called. It goes first in the chain.
-func (c *inFlight) track(next toolctx.Handler) toolctx.Handler {
-	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-		c.n.Add(1)
-		defer c.n.Add(-1)
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		unregister := context.AfterFunc(c.stop, cancel)
-		defer unregister()
-		return next.CallTool(ctx, req)
-	})
-}
-
-// countActive counts the requests in flight other than GET (the session's
-// server-to-client stream, which lasts as long as the session).
-func countActive(n *atomic.Int64) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			if r.Method != http.MethodGet {
-				n.Add(1)
-				defer n.Add(-1)
-			}
-			next.ServeHTTP(rw, r)
-		})
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/examples/server/stack"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -60,7 +61,7 @@ func TestMain(m *testing.M) {
 // The strings that must never reach a client: the backend's connection
 // string (and its password), the panic value's secret, a stack, the private
 // cause of the public not-found error.
-var secrets = []string{FakeDSN, "hunter2", PanicSecret, "goroutine ", "panic:", "orders_v2", "nil map"}
+var secrets = []string{stack.FakeDSN, "hunter2", stack.PanicSecret, "goroutine ", "panic:", "orders_v2", "nil map"}
 
 const testSlowTimeout = time.Second
 
@@ -249,7 +250,7 @@ func tour(t *testing.T, cs *mcp.ClientSession, seen io.Writer) []expectRow {
 		{"divide", map[string]any{"a": 1e308, "b": 1e-308}, "a / b: number out of range"},
 		{"slow", map[string]any{"seconds": -5}, "seconds: must be between 0 and 3600"},
 		{"slow", map[string]any{"seconds": 1e308}, "seconds: must be between 0 and 3600"},
-		{"greet", map[string]any{"name": strings.Repeat("n", MaxNameLen+1)}, "name: must be at most 200 characters long"},
+		{"greet", map[string]any{"name": strings.Repeat("n", stack.MaxNameLen+1)}, "name: must be at most 200 characters long"},
 	} {
 		res, err = callArgs(t, cs, c.tool, c.args)
 		record(res, err)
@@ -291,7 +292,7 @@ func tour(t *testing.T, cs *mcp.ClientSession, seen io.Writer) []expectRow {
 	assert.Equal(t, generic, text(res))
 	assert.Equal(t, map[string]any{"code": "internal"}, errorMeta(t, res))
 	assert.Nil(t, res.StructuredContent)
-	rows = append(rows, expectRow{"sales_report", "error", "internal", FakeDSN})
+	rows = append(rows, expectRow{"sales_report", "error", "internal", stack.FakeDSN})
 
 	// Panics: the same generic result; the server keeps running.
 	for _, args := range []map[string]any{{"reason": "bug"}, {}} {
@@ -303,7 +304,7 @@ func tour(t *testing.T, cs *mcp.ClientSession, seen io.Writer) []expectRow {
 		assert.Equal(t, map[string]any{"code": "internal"}, errorMeta(t, res))
 	}
 	rows = append(rows,
-		expectRow{"crash", "panic", "internal", PanicSecret},
+		expectRow{"crash", "panic", "internal", stack.PanicSecret},
 		expectRow{"crash", "panic", "internal", "assignment to entry in nil map"})
 
 	res, err = call(t, cs, "greet", map[string]any{"name": "survivor"})
@@ -453,14 +454,14 @@ func TestStreamableHTTP(t *testing.T) {
 			assertNoSecrets(t, "decoded", decoded.String())
 			// The operator's stderr has the causes.
 			assert.Contains(t, p.stderr.String(), "hunter2")
-			assert.Contains(t, p.stderr.String(), PanicSecret)
+			assert.Contains(t, p.stderr.String(), stack.PanicSecret)
 			assert.NotContains(t, p.stderr.String(), "session connected", "the SDK's INFO lines stay out of the operator's stderr")
 
 			rows := readAudit(t, db)
 			checkRows(t, rows, want, "streamable-http")
 			for _, r := range rows {
 				if r.Tool == "sales_report" {
-					assert.Contains(t, r.Message, FakeDSN, "the audit row names the cause")
+					assert.Contains(t, r.Message, stack.FakeDSN, "the audit row names the cause")
 				}
 				if strings.Contains(r.Message, "got null") {
 					assert.Contains(t, r.Detail["validator"], `has type "null", want "number"`, "the row keeps the validator's own text")
@@ -660,8 +661,8 @@ func TestTour(t *testing.T) {
 	require.NoError(t, err, "%s", table)
 	lines := strings.Split(strings.TrimSpace(string(table)), "\n")
 	assert.Len(t, lines, 1+11, "a header and one row per call:\n%s", table)
-	assert.Contains(t, string(table), FakeDSN)
-	assert.Contains(t, string(table), PanicSecret)
+	assert.Contains(t, string(table), stack.FakeDSN)
+	assert.Contains(t, string(table), stack.PanicSecret)
 	assert.Regexp(t, `slow\s+canceled\s+canceled`, string(table))
 }
 
