@@ -25,7 +25,10 @@ import (
 // over the whole table before → the last hour and day first: newest 610 →
 // 5; newest-errors 230 → 11; call-id-recent 191 → 1.1; call-id-missing 195
 // → 201 (the slices found nothing, then the whole table); newest-tool and
-// last-hour (an index already) 1–2 and 7–8, unchanged.
+// last-hour (an index already) 1–2 and 7–8, unchanged. Since the btree on
+// call_id (schema 2; collation "C" since 3), a call id is found, or known
+// missing, from the index: call-id-recent 0.28 ms, call-id-missing 0.20 ms
+// (2026-12-01, load 3-4.5; newest 5.0 ms in the same run).
 func BenchmarkQueryPostgres(b *testing.B) {
 	dsn := pgDSN(b)
 	n := 2_000_000
