@@ -107,6 +107,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			Transport: string(info.Details.Transport()),
 			Tool:      info.Details.Tool(),
 			Subject:   info.Details.Subject(),
+			TaskID:    info.Details.TaskID(),
 			Outcome:   OutcomeOK,
 			Duration:  info.Duration,
 			Notes:     info.Result.Notes(),

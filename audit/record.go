@@ -118,6 +118,10 @@ type Record struct {
 	Tool string
 	// Subject is the authenticated caller's subject; never a credential.
 	Subject string
+	// TaskID is the id of the task the call ran as, for a task-augmented
+	// call (see [toolctx.Request.TaskID]): the row is then the task's final
+	// outcome, written when the task ended. Empty for an ordinary call.
+	TaskID string
 	// Outcome is how the call ended.
 	Outcome Outcome
 	// Code is the public error code; empty on success.
@@ -163,7 +167,7 @@ func (r *Record) Attrs() []slog.Attr {
 }
 
 // maxAttrs is how many attributes a row has at most.
-const maxAttrs = 21
+const maxAttrs = 22
 
 // appendAttrs appends the row's non-empty fields to attrs (the time first
 // when withTime is set) and returns the extended slice.
@@ -178,6 +182,7 @@ func (r *Record) appendAttrs(attrs []slog.Attr, withTime bool) []slog.Attr {
 	attrs = appendString(attrs, "transport", r.Transport)
 	attrs = appendString(attrs, "tool", r.Tool)
 	attrs = appendString(attrs, "subject", r.Subject)
+	attrs = appendString(attrs, "task_id", r.TaskID)
 	attrs = appendString(attrs, "method", r.Method)
 	attrs = appendString(attrs, "path", r.Path)
 	if r.Status != 0 {

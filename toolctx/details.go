@@ -67,6 +67,15 @@ func (d Details) Transport() Transport {
 	return d.req.Transport
 }
 
+// TaskID returns the id of the task the call runs as, or "" (see
+// [Request.TaskID]).
+func (d Details) TaskID() string {
+	if d.req == nil {
+		return ""
+	}
+	return d.req.TaskID
+}
+
 // Subject returns the authenticated caller's subject, or "".
 func (d Details) Subject() string {
 	if d.req == nil || d.req.Identity == nil {
@@ -123,6 +132,9 @@ func (d Details) LogValue() slog.Value {
 	}
 	if v := d.Subject(); v != "" {
 		attrs = append(attrs, slog.String("subject", v))
+	}
+	if v := d.TaskID(); v != "" {
+		attrs = append(attrs, slog.String("task_id", v))
 	}
 	return slog.GroupValue(attrs...)
 }

@@ -54,6 +54,12 @@ type Request struct {
 	// Identity is the caller as an authentication layer established it,
 	// or nil.
 	Identity *Identity
+	// TaskID is the id of the task this call runs as, for a call the
+	// client augmented with a task (the io.modelcontextprotocol/tasks
+	// extension, mcp-go's experimental tasks), where the adapter learns it;
+	// empty for an ordinary call. The chain then runs once, for the task's
+	// execution, and its result is the task's final outcome.
+	TaskID string
 }
 
 // Identity is an authenticated caller: who, and what they may do. It never
