@@ -112,6 +112,9 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			Duration:  info.Duration,
 			Notes:     info.Result.Notes(),
 		}
+		if info.Outcome.InputRequired {
+			r.Outcome = OutcomeInputRequired
+		}
 		if o := &info.Outcome; o.Failed {
 			cause := info.Cause()
 			r.Code = o.Public.Code

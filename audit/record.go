@@ -45,17 +45,22 @@ const (
 	// OutcomePanic: a handler or interceptor panicked; the row holds the
 	// panic value's message, never the stack.
 	OutcomePanic Outcome = "panic"
+	// OutcomeInputRequired: the round answered that the call needs the
+	// client's input first (a multi-round-trip request,
+	// [toolctx.InputRequired]); the client's next round has a row of its
+	// own.
+	OutcomeInputRequired Outcome = "input_required"
 )
 
 // Outcomes returns every outcome, in a fixed order.
 func Outcomes() []Outcome {
-	return []Outcome{OutcomeOK, OutcomeError, OutcomeRejected, OutcomeCanceled, OutcomeTimeout, OutcomePanic}
+	return []Outcome{OutcomeOK, OutcomeError, OutcomeRejected, OutcomeCanceled, OutcomeTimeout, OutcomePanic, OutcomeInputRequired}
 }
 
 // Valid reports whether o is one of [Outcomes].
 func (o Outcome) Valid() bool {
 	switch o {
-	case OutcomeOK, OutcomeError, OutcomeRejected, OutcomeCanceled, OutcomeTimeout, OutcomePanic:
+	case OutcomeOK, OutcomeError, OutcomeRejected, OutcomeCanceled, OutcomeTimeout, OutcomePanic, OutcomeInputRequired:
 		return true
 	}
 	return false
@@ -158,7 +163,9 @@ type Record struct {
 }
 
 // Failed reports whether the row describes a failure.
-func (r *Record) Failed() bool { return r.Outcome != OutcomeOK && r.Outcome != "" }
+func (r *Record) Failed() bool {
+	return r.Outcome != OutcomeOK && r.Outcome != OutcomeInputRequired && r.Outcome != ""
+}
 
 // Attrs returns the row's fields as typed slog attributes; empty fields are
 // left out.
@@ -234,7 +241,7 @@ func (r Record) LogValue() slog.Value { return slog.GroupValue(r.Attrs()...) }
 // public failures, Error for internal failures and panics.
 func (r *Record) Level() slog.Level {
 	switch {
-	case r.Outcome == OutcomeOK:
+	case r.Outcome == OutcomeOK, r.Outcome == OutcomeInputRequired:
 		return slog.LevelInfo
 	case r.Outcome == OutcomePanic || r.Code == errs.CodeInternal || r.Status >= 500:
 		return slog.LevelError

@@ -106,6 +106,8 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 			if res.Failed() {
 				info.Outcome = toolctx.Classify(ctx, res, o.normalizer)
 				info.cause = res.Cause()
+			} else if res.InputRequired != nil {
+				info.Outcome.InputRequired = true
 			}
 			stage = inHook
 			fn(ctx, info)

@@ -40,7 +40,10 @@ type CacheConfig struct {
 // The key is the tool, the arguments in canonical form (decoded and
 // encoded again: key order and spacing do not matter) and the caller's
 // subject. Failures are never cached, nor are calls whose arguments are
-// not valid JSON. A result served from the cache carries the note "cache"
+// not valid JSON, nor input-required results or any round of a
+// multi-round-trip call after the first (a request with
+// [toolctx.Request.RequestState] or InputResponses), which is neither
+// answered from the cache nor stored in it. A result served from the cache carries the note "cache"
 // = "hit", so its audit row says so. Concurrent misses of one key may each
 // run the handler; the last result is kept.
 //
@@ -52,6 +55,13 @@ func Cache(cfg CacheConfig) toolctx.Middleware {
 	c := newResultCache(cfg)
 	return func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			if req.RequestState != "" || req.InputResponses != nil {
+				// A later round of a multi-round-trip call: its answer
+				// depends on the client's input, and must never be
+				// stored under the key of the call's first round (a
+				// confirmation would be skipped the next time).
+				return next.CallTool(ctx, req)
+			}
 			key, ok := c.key(req)
 			if !ok {
 				return next.CallTool(ctx, req)
@@ -60,7 +70,7 @@ func Cache(cfg CacheConfig) toolctx.Middleware {
 				return res.WithNote(NoteCache, "hit")
 			}
 			res := next.CallTool(ctx, req)
-			if res != nil && !res.IsError && ctx.Err() == nil {
+			if !res.Failed() && res.InputRequired == nil && ctx.Err() == nil {
 				c.put(key, res)
 			}
 			return res

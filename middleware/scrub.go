@@ -81,7 +81,8 @@ var ruleName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 // tool that returns credentials on purpose must not be behind it. The audit
 // row gets the note "scrubbed" with the names of the rules that matched,
 // never the secret. Images, audio, blobs, resource links and the result's
-// _meta are not searched.
+// _meta are not searched, nor is an input-required result
+// ([toolctx.CallResult.NeedsInput]), which passes through as it is.
 //
 // Structured content is decoded and encoded again when a hint is found in
 // its JSON; if the scrubbed value no longer encodes, the call fails as an
@@ -116,7 +117,10 @@ func ScrubSecrets(cfg ScrubConfig) toolctx.Middleware {
 	return func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 			res := next.CallTool(ctx, req)
-			if res == nil || res.Cause() != nil || res.Error != nil {
+			if res == nil || res.Cause() != nil || res.Error != nil || res.NeedsInput() {
+				// An input-required result has no content; its requests
+				// (what the user is asked) are the handler's, sent as
+				// they are.
 				return res
 			}
 			return s.result(res)

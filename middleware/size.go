@@ -77,7 +77,9 @@ const minTruncateBytes = 256
 // bytes per item) is not counted.
 //
 // Successful results and a handler's own isError results are measured; a
-// raw failure is not, since the client only ever gets its public message.
+// raw failure is not, since the client only ever gets its public message,
+// nor is an input-required result ([toolctx.CallResult.NeedsInput]), whose
+// requests pass through uncut.
 // Place it inside Recover, outside the interceptors that make results
 // (ScrubSecrets, Cache), so that it measures what is sent. A non-positive
 // n panics, and so does ResultTruncate with n below 256 bytes (no room for
@@ -96,7 +98,9 @@ func MaxResultBytes(n int, mode ResultLimitMode) toolctx.Middleware {
 	return func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 			res := next.CallTool(ctx, req)
-			if res == nil || res.Cause() != nil || res.Error != nil {
+			if res == nil || res.Cause() != nil || res.Error != nil || res.NeedsInput() {
+				// An input-required result is sent without content: its
+				// requests are never cut.
 				return res
 			}
 			structured, ok := structuredSize(res.StructuredContent)

@@ -54,6 +54,14 @@ type Request struct {
 	// Identity is the caller as an authentication layer established it,
 	// or nil.
 	Identity *Identity
+	// InputResponses are the client's answers to the requests of an
+	// input-required result (see [InputRequired]), keyed by their ids,
+	// each the JSON the client sent; nil on a call's first round.
+	InputResponses map[string]json.RawMessage
+	// RequestState is the state of the input-required result this call
+	// answers, as the client echoed it back (untrusted: the client can send
+	// anything), or "" on a first round.
+	RequestState string
 	// TaskID is the id of the task this call runs as, for a call the
 	// client augmented with a task (the io.modelcontextprotocol/tasks
 	// extension, mcp-go's experimental tasks), where the adapter learns it;

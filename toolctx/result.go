@@ -38,6 +38,12 @@ type CallResult struct {
 	// (and IsError with it); it is nil on success and on failures not yet
 	// normalized.
 	Error *errs.Public
+	// InputRequired, when set on a result that is not a failure, makes it
+	// the input-required answer of a multi-round-trip request (see
+	// [InputRequired], [InputRequiredResult]): adapters send its requests
+	// and state, and no content. A failure never carries it (normalizing
+	// one drops it).
+	InputRequired *InputRequired
 
 	cause    error
 	scrubbed bool
@@ -109,6 +115,9 @@ type Outcome struct {
 	Failed bool
 	// Public is the envelope the caller sees when Failed.
 	Public errs.Public
+	// InputRequired reports an input-required result ([CallResult.NeedsInput]):
+	// not a failure, and not yet a success either.
+	InputRequired bool
 	// Scrubbed reports that the caller's message is not the cause's: a raw
 	// message replaced by a public one because it may not be shown (the
 	// generic message, or the canceled or timeout message of a raw failure
@@ -134,7 +143,7 @@ func Classify(ctx context.Context, r *CallResult, n errs.Normalizer) Outcome {
 		pub, _ := n.Normalize(ErrNilResult)
 		return Outcome{Failed: true, Public: pub, Scrubbed: true}
 	case !r.Failed():
-		return Outcome{}
+		return Outcome{InputRequired: r.InputRequired != nil}
 	case r.Error != nil:
 		pub, _ := validPublic(*r.Error)
 		return Outcome{Failed: true, Public: pub, Scrubbed: r.scrubbed}
@@ -354,10 +363,11 @@ type publicView struct {
 	Content           []Content
 	StructuredContent any
 	Meta              map[string]any
+	InputRequired     *InputRequired
 }
 
 func (r CallResult) view() publicView {
-	return publicView{IsError: r.IsError, Error: r.Error, Content: r.Content, StructuredContent: r.StructuredContent, Meta: r.Meta}
+	return publicView{IsError: r.IsError, Error: r.Error, Content: r.Content, StructuredContent: r.StructuredContent, Meta: r.Meta, InputRequired: r.InputRequired}
 }
 
 // Format prints the public fields only, for every verb, so that a raw cause
@@ -381,5 +391,8 @@ func (r CallResult) LogValue() slog.Value {
 		attrs = append(attrs, slog.String("code", string(r.Error.Code)), slog.String("message", r.Error.Message))
 	}
 	attrs = append(attrs, slog.Int("content", len(r.Content)))
+	if r.InputRequired != nil {
+		attrs = append(attrs, slog.Int("input_requests", len(r.InputRequired.Requests)))
+	}
 	return slog.GroupValue(attrs...)
 }

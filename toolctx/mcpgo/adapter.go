@@ -439,6 +439,11 @@ func (a *adapter) terminal(ctx context.Context, req *toolctx.Request) *toolctx.C
 		mreq.Params.Arguments = args
 		mreq.Params.RawArguments = req.Arguments
 	}
+	if req != &c.req && req != nil && req.RequestState != c.req.RequestState {
+		// An interceptor passed another request state (one it unsealed):
+		// the tool gets that.
+		mreq.Params.RequestState = req.RequestState
+	}
 	if req == nil {
 		req = &c.req
 	}
@@ -466,7 +471,7 @@ func (a *adapter) terminal(ctx context.Context, req *toolctx.Request) *toolctx.C
 		c.checked = r
 	}
 	var t *toolctx.CallResult
-	if c.tres == nil && len(r.Content) == 1 {
+	if c.tres == nil && len(r.Content) == 1 && !r.NeedsInput() {
 		t = c.fromMCPOne(r)
 	}
 	if t == nil {
@@ -497,6 +502,7 @@ func fillRequest(req *toolctx.Request, ctx context.Context, r *mcp.CallToolReque
 	if len(r.Header) > 0 {
 		req.Header = r.Header
 	}
+	req.InputResponses, req.RequestState = inputResponses(r.Params.InputResponses), r.Params.RequestState
 }
 
 func rawArguments(r *mcp.CallToolRequest) json.RawMessage {

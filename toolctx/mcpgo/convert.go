@@ -16,6 +16,9 @@ import (
 // them); its _meta holds the public code and detail under
 // toolctx.ErrorMetaKey.
 func toMCP(r *toolctx.CallResult) *mcp.CallToolResult {
+	if r.NeedsInput() {
+		return inputRequiredToMCP(r)
+	}
 	out := &mcp.CallToolResult{Content: contentToMCP(r.Content), IsError: r.IsError}
 	if r.IsError {
 		if r.Error != nil {
@@ -120,6 +123,9 @@ func contentToMCP(cs []toolctx.Content) []mcp.Content {
 // conversion; a successful result the chain does not replace is sent as
 // mcp-go returned it, so nothing is lost on the wire.
 func fromMCP(r *mcp.CallToolResult) *toolctx.CallResult {
+	if r.NeedsInput() && !r.IsError {
+		return &toolctx.CallResult{InputRequired: inputRequiredFromMCP(r), Meta: metaMap(r.Meta)}
+	}
 	out := &toolctx.CallResult{IsError: r.IsError, StructuredContent: r.StructuredContent}
 	if r.StructuredContent == nil && len(r.RawStructuredContent) > 0 {
 		out.StructuredContent = r.RawStructuredContent

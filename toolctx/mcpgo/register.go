@@ -151,7 +151,7 @@ func (r *registered) result(ctx context.Context, res *toolctx.CallResult) (*tool
 		return res, toMCP(norm)
 	}
 	var err error
-	if r.out != nil {
+	if r.out != nil && !norm.NeedsInput() { // an input-required round has no output yet
 		if norm.StructuredContent == nil {
 			err = errNoStructuredContent
 		} else {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/toolmw/toolmw/internal/contain"
 	"log/slog"
 	"sync/atomic"
 	"unsafe"
@@ -344,6 +345,7 @@ func (cfg *config) finish(ctx context.Context, c *call, res *toolctx.CallResult)
 	} else {
 		out, err = c.encodeAnswer(inv, res)
 	}
+	out, err := wireResult(shell, toolctx.Normalized(ctx, res, cfg.normalizer))
 	if err != nil {
 		// A result an interceptor made (or a public detail) that cannot be
 		// encoded, which no hook in the chain checked (toolctx.Sendable):
@@ -410,14 +412,14 @@ func (inv *invocation) encode(ctx context.Context, res *toolctx.CallResult) *too
 		return res
 	case !res.IsError:
 		// A tool added with AddTool: what finish would write.
-		if inv.wire, err = encodeResult(toSDKResult(inv.sdkResult, res)); err != nil {
+		if inv.wire, err = wireResult(inv.sdkResult, res); err != nil {
 			return toolctx.ErrorResult(err)
 		}
 		inv.wireFor = res
 		return res
 	}
 	// A handler's own isError result: the client gets its content.
-	if _, err = encodeResult(toSDKResult(nil, toolctx.Normalized(ctx, res, errs.Normalizer{}))); err != nil {
+	if _, err = wireResult(nil, toolctx.Normalized(ctx, res, errs.Normalizer{})); err != nil {
 		return toolctx.ErrorResult(err)
 	}
 	return res
@@ -436,11 +438,12 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) (res *tool
 		return toolctx.ErrorResult(errLostCall)
 	}
 	sreq := c.sdk
-	if req != &c.req && !sameBytes(req.Arguments, c.req.Arguments) {
-		// An interceptor passed a request with other arguments: the tool
-		// gets those.
+	if req != &c.req && (!sameBytes(req.Arguments, c.req.Arguments) || req.RequestState != c.req.RequestState) {
+		// An interceptor passed a request with other arguments, or
+		// another request state (one it unsealed): the tool gets those.
 		p := *sreq.Params
 		p.Arguments = req.Arguments
+		p.RequestState = req.RequestState
 		r := *sreq
 		r.Params = &p
 		sreq = &r
@@ -520,6 +523,15 @@ func (inv *invocation) convert(t terminal, sreq *mcp.CallToolRequest, res mcp.Re
 		return toolctx.ErrorResult(ge)
 	}
 	inv.ok = toolctx.CallResult{Content: fromSDKContent(r.Content), StructuredContent: r.StructuredContent, Meta: r.Meta}
+	if r.InputRequests != nil {
+		// A handler's input-required result (the SDK has already refused
+		// one that also has content).
+		ir, err := inputRequiredFromSDK(r)
+		if err != nil {
+			return toolctx.ErrorResult(fmt.Errorf("%w: input requests: %w", errUnencodable, err))
+		}
+		inv.ok = toolctx.CallResult{InputRequired: ir, Meta: r.Meta}
+	}
 	inv.passed = &inv.ok
 	return inv.passed
 }
@@ -542,6 +554,7 @@ func (cfg *config) fill(ctx context.Context, r *toolctx.Request, sreq *mcp.CallT
 	if len(p.Meta) > 0 {
 		r.Meta = p.Meta
 	}
+	r.InputResponses, r.RequestState = inputResponses(p.InputResponses), p.RequestState
 	ctxIsPerRequest := true
 	if ex := sreq.Extra; ex != nil {
 		// Only the streamable HTTP transport sets Extra.
@@ -582,7 +595,10 @@ func (cfg *config) fill(ctx context.Context, r *toolctx.Request, sreq *mcp.CallT
 // toSDKResult writes r's public fields into an SDK result. shell, when set,
 // is the result the SDK produced for this call: copying it keeps the SDK's
 // private bookkeeping (its result type) without its content.
-func toSDKResult(shell *mcp.CallToolResult, r *toolctx.CallResult) *mcp.CallToolResult {
+func toSDKResult(shell *mcp.CallToolResult, r *toolctx.CallResult) (*mcp.CallToolResult, error) {
+	if r.NeedsInput() {
+		return inputRequiredToSDK(r)
+	}
 	out := new(mcp.CallToolResult)
 	if shell != nil && shell.InputRequests == nil {
 		*out = *shell
@@ -603,7 +619,16 @@ func toSDKResult(shell *mcp.CallToolResult, r *toolctx.CallResult) *mcp.CallTool
 		meta[toolctx.ErrorMetaKey] = errorMeta(*r.Error)
 	}
 	out.Meta = meta
-	return out
+	return out, nil
+}
+
+// wireResult is r as the SDK sends it (toSDKResult), encoded (encodeResult).
+func wireResult(shell *mcp.CallToolResult, r *toolctx.CallResult) (*mcp.CallToolResult, error) {
+	out, err := toSDKResult(shell, r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errUnencodable, err)
+	}
+	return encodeResult(out)
 }
 
 func errorMeta(pub errs.Public) map[string]any {

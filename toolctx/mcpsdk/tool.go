@@ -152,11 +152,30 @@ func hasDefaults(s *jsonschema.Schema) bool {
 
 // handle is the SDK tool handler of a registered tool.
 func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if inv, ok := ctx.Value(invocationKey{}).(*invocation); ok && !inv.hasDirect {
+	if inv, ok := ctx.Value(invocationKey{}).(*invocation); ok {
 		// Inside the adapter's middleware: hand the result to the chain as
 		// is (a nil one too: the chain makes it an internal failure). The
-		// SDK sees an empty success.
-		inv.direct, inv.hasDirect = t.call(ctx, inv.req), true
+		// SDK sees an empty success, or the input requests.
+		req := inv.req
+		if inv.hasDirect {
+			// Called again within the one tools/call: the SDK's legacy
+			// bridge fulfilled this tool's input requests for a client
+			// older than protocol 2026-07-28, and this is the next round.
+			r := *req
+			r.InputResponses, r.RequestState = inputResponses(sreq.Params.InputResponses), sreq.Params.RequestState
+			req = &r
+		}
+		res := t.call(ctx, req)
+		inv.direct, inv.hasDirect = res, true
+		if res.NeedsInput() {
+			// The bridge (an older client) needs them to fulfil them; a
+			// client of 2026-07-28 gets them from the chain's result.
+			if out, err := toSDKResult(nil, res); err == nil {
+				return out, nil
+			}
+			// Requests the SDK cannot encode: the chain's result fails
+			// to encode too, and the call is an internal failure.
+		}
 		return &mcp.CallToolResult{}, nil
 	}
 	// No adapter middleware on this server: normalize here, contained
@@ -182,13 +201,13 @@ func (t *registeredTool) answer(ctx context.Context, req *toolctx.Request) *mcp.
 		return failureResult(pub)
 	}
 	if res != nil && !res.IsError {
-		out, err := encodeResult(toSDKResult(nil, res))
+		out, err := wireResult(nil, res)
 		if err == nil {
 			return out
 		}
 		res = toolctx.ErrorResult(err)
 	}
-	out, err := encodeResult(toSDKResult(nil, toolctx.Normalized(ctx, res, t.cfg.normalizer)))
+	out, err := wireResult(nil, toolctx.Normalized(ctx, res, t.cfg.normalizer))
 	if err != nil {
 		// A public detail that cannot be encoded.
 		pub, _ := errs.Normalize(err)
@@ -209,7 +228,7 @@ func (t *registeredTool) call(ctx context.Context, req *toolctx.Request) *toolct
 		req = &r
 	}
 	res := t.h.CallTool(ctx, req)
-	if t.out != nil && res != nil && !res.IsError {
+	if t.out != nil && res != nil && !res.IsError && !res.NeedsInput() { // an input-required round has no output yet
 		raw, err := validateOutput(res.StructuredContent, t.out)
 		if err != nil {
 			return toolctx.ErrorResult(fmt.Errorf("tool %q: %w", req.Tool, err))
