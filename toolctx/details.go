@@ -76,6 +76,24 @@ func (d Details) TaskID() string {
 	return d.req.TaskID
 }
 
+// Round returns the round of a multi-round-trip call the call is (1 for
+// the first), or 0 when nothing told (see [Request.Round]).
+func (d Details) Round() int {
+	if d.req == nil {
+		return 0
+	}
+	return d.req.Round
+}
+
+// RoundOf returns the CallID of the first round of the multi-round-trip
+// call this call is a later round of, or "".
+func (d Details) RoundOf() string {
+	if d.req == nil {
+		return ""
+	}
+	return d.req.RoundOf
+}
+
 // Subject returns the authenticated caller's subject, or "".
 func (d Details) Subject() string {
 	if d.req == nil || d.req.Identity == nil {
@@ -135,6 +153,9 @@ func (d Details) LogValue() slog.Value {
 	}
 	if v := d.TaskID(); v != "" {
 		attrs = append(attrs, slog.String("task_id", v))
+	}
+	if v := d.RoundOf(); v != "" {
+		attrs = append(attrs, slog.Int("round", d.Round()), slog.String("round_of", v))
 	}
 	return slog.GroupValue(attrs...)
 }

@@ -3,6 +3,7 @@ package mcpgo_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
@@ -47,9 +48,9 @@ func (r *mrtrRows) snapshot() []middleware.CallInfo {
 // mcpgo.AddTool handler with an output schema): each asks for a
 // confirmation with the state "s1" on its first round and answers with the
 // client's action when the answer and the state come back.
-func mrtrServer(t *testing.T, rows *mrtrRows) *server.MCPServer {
+func mrtrServer(t *testing.T, rows *mrtrRows, mws ...toolctx.Middleware) *server.MCPServer {
 	s := server.NewMCPServer("mrtr", "1.0.0",
-		mcpgo.ServerOption(middleware.New(middleware.After(rows.after), noted).Middleware()),
+		mcpgo.ServerOption(middleware.New(append([]toolctx.Middleware{middleware.After(rows.after)}, append(mws, noted)...)...).Middleware()),
 		server.WithElicitation(),
 	)
 	ask := mcp.ElicitationParams{Message: "Sure?", RequestedSchema: map[string]any{"type": "object"}}
@@ -159,7 +160,7 @@ func TestMultiRoundTripEndToEnd(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for _, tool := range []string{"native", "toolmw"} {
 				rows := &mrtrRows{}
-				c, _ := mrtrClient(t, mrtrServer(t, rows), legacy)
+				c, a := mrtrClient(t, mrtrServer(t, rows, middleware.Rounds(middleware.RoundsConfig{Key: []byte("0123456789abcdef")})), legacy)
 				res, err := call(t, &wire{client: c}, tool, nil)
 				require.NoError(t, err, tool)
 				require.False(t, res.IsError, "%s: %s", tool, text(res))
@@ -168,8 +169,14 @@ func TestMultiRoundTripEndToEnd(t *testing.T) {
 				require.Len(t, got, 2, "%s: one run of the chain per round", tool)
 				assert.True(t, got[0].Outcome.InputRequired, tool)
 				assert.False(t, got[1].Outcome.InputRequired || got[1].Outcome.Failed, tool)
-				assert.Equal(t, "s1", got[1].Request.RequestState, tool)
 				assert.Contains(t, got[1].Request.InputResponses, "confirm", tool)
+				// Rounds sealed the handler's state and joined the rows.
+				assert.True(t, strings.HasPrefix(got[1].Request.RequestState, "tm1s."), "%s: the client echoed the sealed state", tool)
+				of, _ := got[1].Result.Note(middleware.NoteRoundOf)
+				assert.Equal(t, got[0].Details.CallID(), of, "%s: the second round's row names the first's call id", tool)
+				if !legacy {
+					assert.True(t, strings.HasPrefix(a.first(t).RequestState, "tm1s."), "%s: the client got the sealed state", tool)
+				}
 			}
 		})
 	}

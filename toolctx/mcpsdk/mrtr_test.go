@@ -3,6 +3,7 @@ package mcpsdk_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
@@ -50,7 +51,7 @@ var confirmSchema = map[string]any{"type": "object", "properties": map[string]an
 // with the client's action when its answer and the state come back (the
 // toolmw one has an output schema, which its input-required round is not
 // held to).
-func mrtrServer(t *testing.T, rows *mrtrRows, reqs *[]toolctx.Request, mu *sync.Mutex) *mcp.Server {
+func mrtrServer(t *testing.T, rows *mrtrRows, reqs *[]toolctx.Request, mu *sync.Mutex, mws ...toolctx.Middleware) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mrtr"}, nil)
 	s.AddTool(&mcp.Tool{Name: "native", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -78,7 +79,7 @@ func mrtrServer(t *testing.T, rows *mrtrRows, reqs *[]toolctx.Request, mu *sync.
 			}
 			return toolctx.InputRequiredResult("s1", map[string]toolctx.InputRequest{"confirm": {Method: toolctx.MethodElicit, Params: params}})
 		})))
-	mcpsdk.Install(s, middleware.New(middleware.After(rows.after), noted).Middleware())
+	mcpsdk.Install(s, middleware.New(append([]toolctx.Middleware{middleware.After(rows.after)}, append(mws, noted)...)...).Middleware())
 	return s
 }
 
@@ -147,7 +148,7 @@ func TestMultiRoundTripEndToEnd(t *testing.T) {
 				rows := &mrtrRows{}
 				var mu sync.Mutex
 				var reqs []toolctx.Request
-				cs := connectWith(t, mrtrServer(t, rows, &reqs, &mu), &mcp.ClientOptions{ElicitationHandler: accept},
+				cs := connectWith(t, mrtrServer(t, rows, &reqs, &mu, middleware.Rounds(middleware.RoundsConfig{Key: []byte("0123456789abcdef")})), &mcp.ClientOptions{ElicitationHandler: accept},
 					&mcp.ClientSessionOptions{ProtocolVersion: tc.protocol})
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool})
 				require.NoError(t, err, tool)
@@ -160,8 +161,10 @@ func TestMultiRoundTripEndToEnd(t *testing.T) {
 				assert.False(t, got[len(got)-1].Outcome.InputRequired, "%s: the last round is the answer", tool)
 				if tc.rounds == 2 {
 					assert.True(t, got[0].Outcome.InputRequired, tool)
-					assert.Equal(t, "s1", got[1].Request.RequestState, "%s: the second round's Request has the state", tool)
+					assert.True(t, strings.HasPrefix(got[1].Request.RequestState, "tm1s."), "%s: the client echoed the state Rounds sealed", tool)
 					assert.Contains(t, got[1].Request.InputResponses, "confirm", tool)
+					of, _ := got[1].Result.Note(middleware.NoteRoundOf)
+					assert.Equal(t, got[0].Details.CallID(), of, "%s: the second round's row names the first's call id", tool)
 				}
 				if tool == "toolmw" {
 					mu.Lock()
