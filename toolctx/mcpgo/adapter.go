@@ -163,6 +163,10 @@ type adapter struct {
 	// installs the middleware and the hooks of one adapter on one server,
 	// sets it.
 	marks *sync.Map
+	// tasks, set by [ServerOption] too, tells the middleware the id of
+	// the task it runs as, for a tool mcp-go runs as a task through the
+	// tool middleware (the hybrid mode; see task.go).
+	tasks *taskLinks
 }
 
 // Middleware returns an mcp-go tool middleware that runs m around every
@@ -230,6 +234,7 @@ func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
 	a.marks = new(sync.Map)
 	mw := a.middleware()
 	return func(s *server.MCPServer) {
+		a.tasks = &taskLinks{match: func(ctx context.Context, r *mcp.CallToolRequest) bool { return hybridTask(ctx, s, r) }}
 		server.WithToolHandlerMiddleware(mw)(s)
 		h := s.GetHooks()
 		if h == nil {
@@ -237,6 +242,7 @@ func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
 			server.WithHooks(h)(s)
 		}
 		a.addHooks(h, s)
+		a.tasks.install(h, s)
 	}
 }
 
@@ -262,7 +268,16 @@ func (a *adapter) serve(ctx context.Context, request mcp.CallToolRequest, next s
 	a.markEntered(ctx)
 	c := &call{mreq: request, next: next, answer: true, a: a}
 	c.Context, c.Checker = ctx, c
+	taskID := ""
+	if request.Params.Task != nil && a.tasks != nil {
+		// Perhaps the execution of a task (the hybrid mode).
+		var end func()
+		ctx, taskID, end = a.tasks.begin(ctx, request.Params.Task)
+		defer end()
+	}
+	c := &call{Context: ctx, mreq: request, next: next, answer: true}
 	fillRequest(&c.req, ctx, &request, a.cfg.transport)
+	c.req.TaskID = taskID
 	a.run(c)
 	return c.out
 }

@@ -50,11 +50,13 @@ var ErrNilServer = errors.New("mcpgo: AddTaskTool needs a non-nil server")
 // tool's name and schemas are checked as [AddTool] checks them; nothing is
 // registered when AddTaskTool returns an error.
 //
-// The hybrid mode (a tool registered with s.AddTool whose
-// Execution.TaskSupport is optional, called with a task) is not covered
-// here: mcp-go runs the tool middleware for it, so [ServerOption] scrubs its
-// failures like any call's, but its row has no task id and mcp-go's early
-// cancellation of its context applies.
+// The hybrid mode (a tool registered with s.AddTool, or [AddTool], whose
+// Execution.TaskSupport is optional or required, called with a task) needs
+// no AddTaskTool: mcp-go runs the tool middleware in the task's goroutine,
+// and [ServerOption] does for it what AddTaskTool does (the task id, the
+// detached context, tasks/cancel). With [Middleware] and [AddHooks]
+// installed separately the hybrid mode's failures are scrubbed, but its row
+// has no task id and mcp-go's early cancellation of its context applies.
 func AddTaskTool(s *server.MCPServer, tool mcp.Tool, m toolctx.Middleware, h server.TaskToolHandlerFunc, opts ...Option) (err error) {
 	if s == nil {
 		return ErrNilServer
@@ -69,7 +71,8 @@ func AddTaskTool(s *server.MCPServer, tool mcp.Tool, m toolctx.Middleware, h ser
 		return err
 	}
 	a := newAdapter(m, opts)
-	links := &taskLinks{tool: tool.Name}
+	name := tool.Name
+	links := &taskLinks{match: func(_ context.Context, r *mcp.CallToolRequest) bool { return r.Params.Name == name }}
 	defer func() {
 		// mcp-go panics on a name already registered as an ordinary tool
 		// and on invalid header annotations; report either as an error.
@@ -97,25 +100,34 @@ func (a *adapter) taskHandler(h server.TaskToolHandlerFunc, links *taskLinks) se
 		return &mcp.CallToolResult{Result: r.Result, Content: r.Content, StructuredContent: r.StructuredContent, IsError: r.IsError}, nil
 	}
 	return func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
-		id := links.wait(ctx, request.Params.Task)
-		if id != "" {
-			// mcp-go derives the task's context from the tools/call's,
-			// which it cancels as soon as it has answered with the task:
-			// left so, every task that looks at its context would end as
-			// canceled. The task runs detached from that request, and
-			// tasks/cancel (a hook) cancels it.
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithCancel(context.WithoutCancel(ctx))
-			defer cancel()
-			links.cancels.Store(id, cancel)
-			defer links.cancels.Delete(id)
-		}
+		ctx, id, end := links.begin(ctx, request.Params.Task)
+		defer end()
 		c := &call{Context: ctx, mreq: request, next: next, answer: true}
 		fillRequest(&c.req, ctx, &request, a.cfg.transport)
 		c.req.TaskID = id
 		a.run(c)
 		out := c.out
 		return &mcp.CreateTaskResult{Result: out.Result, Content: out.Content, StructuredContent: out.StructuredContent, IsError: out.IsError}, nil
+	}
+}
+
+// begin returns the context the task whose params are key runs in and its
+// id, or ctx and "" when no hook saw the task made; call end when the
+// task's execution ends. mcp-go derives a task's context from the
+// tools/call's, which it cancels as soon as it has answered with the task:
+// left so, every task that looks at its context would end as canceled. A
+// task whose id is known runs detached from that request, and tasks/cancel
+// (a hook) cancels it.
+func (l *taskLinks) begin(ctx context.Context, key *mcp.TaskParams) (context.Context, string, func()) {
+	id := l.wait(ctx, key)
+	if id == "" {
+		return ctx, "", func() {}
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	l.cancels.Store(id, cancel)
+	return ctx, id, func() {
+		l.cancels.Delete(id)
+		cancel()
 	}
 }
 
@@ -128,7 +140,8 @@ func (a *adapter) taskHandler(h server.TaskToolHandlerFunc, links *taskLinks) se
 // that pointer, the AfterCallTool hook (whose result is the
 // *mcp.CreateTaskResult) sets the id, and OnError closes it without one.
 type taskLinks struct {
-	tool    string
+	// match tells the task-augmented calls whose executions this serves.
+	match   func(context.Context, *mcp.CallToolRequest) bool
 	links   sync.Map // *mcp.TaskParams -> *taskLink
 	cancels sync.Map // task id -> context.CancelFunc of its execution
 }
@@ -140,7 +153,7 @@ type taskLink struct {
 
 func (l *taskLinks) install(h *server.Hooks, s *server.MCPServer) {
 	mine := func(ctx context.Context, r *mcp.CallToolRequest) bool {
-		return r != nil && r.Params.Task != nil && r.Params.Name == l.tool && forServer(ctx, s)
+		return r != nil && r.Params.Task != nil && forServer(ctx, s) && l.match(ctx, r)
 	}
 	h.AddBeforeCallTool(func(ctx context.Context, _ any, r *mcp.CallToolRequest) {
 		if mine(ctx, r) {
@@ -219,4 +232,18 @@ func (l *taskLinks) wait(ctx context.Context, key *mcp.TaskParams) string {
 			return ""
 		}
 	}
+}
+
+// hybridTask reports whether mcp-go runs the call r as a task through the
+// tool middleware: a tool of s (not a task tool) that supports tasks,
+// called with a task.
+func hybridTask(ctx context.Context, s *server.MCPServer, r *mcp.CallToolRequest) bool {
+	if s == nil {
+		return false
+	}
+	t, ok := lookupTool(ctx, s, r.Params.Name)
+	if !ok || t.Execution == nil {
+		return false
+	}
+	return t.Execution.TaskSupport == mcp.TaskSupportOptional || t.Execution.TaskSupport == mcp.TaskSupportRequired
 }

@@ -35,6 +35,13 @@ func taskServer(t testing.TB, rec *recorder) *server.MCPServer {
 			k, c := failArgs(req)
 			return nil, failure(k, c)
 		}))
+	// The hybrid mode: an ordinary tool that supports tasks, which mcp-go
+	// runs through the tool middleware.
+	s.AddTool(mcp.NewTool("hybrid_fail", failSchema, mcp.WithTaskSupport(mcp.TaskSupportOptional)),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			k, c := failArgs(req)
+			return nil, failure(k, c)
+		})
 	ok := mcp.NewTool("task_ok", mcp.WithTaskSupport(mcp.TaskSupportRequired))
 	require.NoError(t, mcpgo.AddTaskTool(s, ok, rec.chain().Middleware(),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
@@ -113,33 +120,35 @@ func TestTaskToolNeverLeaks(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := &recorder{}
 			w := mk(t, taskServer(t, rec))
-			for kind := range numKinds {
-				canary := fmt.Sprintf("CANARY-task-%s-%d", name, kind)
-				rec.reset()
-				before := len(w.bytes())
-				final, res, err := runTask(t, w, legacy, "task_fail", map[string]any{"kind": kind, "canary": canary})
-				require.NoError(t, err, "kind %d: tasks/result answers with the tool's result, not a JSON-RPC error", kind)
-				assert.Equal(t, mcp.TaskStatusCompleted, final.Status, "kind %d: a tool failure is a completed task with an isError result", kind)
-				assert.NotContains(t, final.StatusMessage, canary, "kind %d: tasks/get", kind)
-				if legacy {
-					require.NotNil(t, res)
-					assert.True(t, res.IsError, "kind %d", kind)
-					got := taskText(res)
-					assert.NotContains(t, got, canary, "kind %d: tasks/result", kind)
-					if !publicKind(kind) {
-						assert.Equal(t, errs.GenericMessage, got, "kind %d: the generic message", kind)
+			for _, tool := range []string{"task_fail", "hybrid_fail"} {
+				for kind := range numKinds {
+					canary := fmt.Sprintf("CANARY-%s-%s-%d", tool, name, kind)
+					rec.reset()
+					before := len(w.bytes())
+					final, res, err := runTask(t, w, legacy, tool, map[string]any{"kind": kind, "canary": canary})
+					require.NoError(t, err, "kind %d: tasks/result answers with the tool's result, not a JSON-RPC error", kind)
+					assert.Equal(t, mcp.TaskStatusCompleted, final.Status, "kind %d: a tool failure is a completed task with an isError result", kind)
+					assert.NotContains(t, final.StatusMessage, canary, "kind %d: tasks/get", kind)
+					if legacy {
+						require.NotNil(t, res)
+						assert.True(t, res.IsError, "kind %d", kind)
+						got := taskText(res)
+						assert.NotContains(t, got, canary, "kind %d: tasks/result", kind)
+						if !publicKind(kind) {
+							assert.Equal(t, errs.GenericMessage, got, "kind %d: the generic message", kind)
+						}
 					}
-				}
-				assert.False(t, bytes.Contains(w.bytes()[before:], []byte(canary)), "kind %d: the canary is nowhere on the wire", kind)
-				require.Eventually(t, func() bool { _, rows, _ := rec.snapshot(); return len(rows) == 1 }, 10*time.Second, time.Millisecond,
-					"kind %d: one row for the task's execution", kind)
-				_, rows, reqs := rec.snapshot()
-				assert.True(t, rows[0].Outcome.Failed, "kind %d", kind)
-				require.Len(t, reqs, 1)
-				assert.Equal(t, final.TaskId, reqs[0].TaskID, "kind %d: the row names the task", kind)
-				assert.Equal(t, final.TaskId, rows[0].Details.TaskID(), "kind %d", kind)
-				if canaryInValue(kind) && !publicKind(kind) {
-					assert.Contains(t, errs.Describe(rows[0].Cause()), canary, "kind %d: the row keeps the cause", kind)
+					assert.False(t, bytes.Contains(w.bytes()[before:], []byte(canary)), "kind %d: the canary is nowhere on the wire", kind)
+					require.Eventually(t, func() bool { _, rows, _ := rec.snapshot(); return len(rows) == 1 }, 10*time.Second, time.Millisecond,
+						"kind %d: one row for the task's execution", kind)
+					_, rows, reqs := rec.snapshot()
+					assert.True(t, rows[0].Outcome.Failed, "kind %d", kind)
+					require.Len(t, reqs, 1)
+					assert.Equal(t, final.TaskId, reqs[0].TaskID, "kind %d: the row names the task", kind)
+					assert.Equal(t, final.TaskId, rows[0].Details.TaskID(), "kind %d", kind)
+					if canaryInValue(kind) && !publicKind(kind) {
+						assert.Contains(t, errs.Describe(rows[0].Cause()), canary, "kind %d: the row keeps the cause", kind)
+					}
 				}
 			}
 			rec.reset()
