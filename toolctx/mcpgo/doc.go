@@ -68,6 +68,22 @@
 //     (mcp.NewToolResultError(err.Error()), NewToolResultErrorFromErr) is
 //     sent as it is.
 //
+// Multi-round-trip requests and tasks (protocol 2026-07-28, and mcp-go's
+// experimental tasks):
+//
+//   - an input-required result (mcp-go's ResultType "input_required" with
+//     InputRequests and RequestState, or [toolctx.InputRequiredResult])
+//     reaches the chain as [toolctx.CallResult.InputRequired] and the client
+//     with its requests, state and result type; mcp-go's legacy bridge for
+//     older clients runs after the tool middleware and runs the chain again
+//     for each round;
+//   - mcp-go runs a task tool (s.AddTaskTool) without any tool middleware
+//     and sends its error text or panic value in the task's statusMessage:
+//     register task tools with [AddTaskTool], which runs the chain around
+//     the task's execution. An ordinary tool that supports tasks (the
+//     hybrid mode) runs through the middleware, and [ServerOption] gives its
+//     execution the task id too.
+//
 // What mcp-go runs before any tool middleware, and how the chain still
 // sees it:
 //

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -66,9 +67,19 @@ func runTask(t *testing.T, w *wire, legacy bool, name string, args map[string]an
 	params.Name = name
 	params.Arguments = args
 	params.Task = &mcp.TaskParams{}
+	if !legacy {
+		// What mcp-go's client adds to every request of protocol
+		// 2026-07-28.
+		params.Meta = &mcp.Meta{AdditionalFields: map[string]any{
+			mcp.MetaKeyProtocolVersion:    mcp.LATEST_PROTOCOL_VERSION,
+			mcp.MetaKeyClientCapabilities: map[string]any{},
+			mcp.MetaKeyClientInfo:         map[string]any{"name": "toolmw-test", "version": "1"},
+		}}
+	}
 	taskCalls++
 	resp, err := w.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(int64(1_000_000 + taskCalls)), Method: string(mcp.MethodToolsCall), Params: params,
+		Header: http.Header{mcp.HeaderMethod: {string(mcp.MethodToolsCall)}, mcp.HeaderName: {name}},
 	})
 	require.NoError(t, err, "the task-augmented tools/call is sent")
 	require.Nil(t, resp.Error, "the task-augmented tools/call is accepted")
@@ -114,6 +125,7 @@ func TestTaskToolNeverLeaks(t *testing.T) {
 		"in-process-2025-11-25": legacyInProcessWire,
 		"stdio":                 func(t testing.TB, s *server.MCPServer) *wire { return stdioWire(t, s) },
 		"sse":                   sseWire,
+		"streamable-http":       func(t testing.TB, s *server.MCPServer) *wire { return httpWire(t, s, nil) },
 	}
 	for name, mk := range transports {
 		legacy := strings.HasSuffix(name, "2025-11-25")

@@ -97,6 +97,15 @@
 //     t.FailNow does) ends only that coroutine: the call is an
 //     internal failure whose cause is errs.NewPanicError(errs.ErrGoexit),
 //     and the server goes on as it was.
+//   - A multi-round-trip request's input-required result (protocol
+//     2026-07-28), a native handler's InputRequests and RequestState or a
+//     toolmw handler's [toolctx.InputRequiredResult], reaches the chain as
+//     [toolctx.CallResult.InputRequired] and the client with its requests,
+//     state and result type, whatever the chain did to the result (see
+//     mrtr.go). For a client older than 2026-07-28 the SDK's legacy bridge,
+//     inside the adapter, fulfils the requests and calls the handler again
+//     within the one tools/call the chain runs for. go-sdk v1.8.0 has no
+//     tasks (no tasks/* method or task type in its mcp package).
 //   - The SDK writes a response even for a call the client cancelled; the
 //     adapter makes it a content-free canceled result. A raw error a
 //     handler returns after its context ended keeps its raw message for
