@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -198,27 +199,50 @@ func taskText(r *mcp.TaskResultResult) string {
 // task that waits on its context would end as canceled. Under AddTaskTool
 // the task runs on until it is done, and tasks/cancel still ends it.
 func TestTaskOutlivesItsRequest(t *testing.T) {
+	for _, tool := range []string{"task_wait", "hybrid_wait"} {
+		t.Run(tool, func(t *testing.T) { taskOutlivesItsRequest(t, tool) })
+	}
+}
+
+func taskOutlivesItsRequest(t *testing.T, tool string) {
 	rec := &recorder{}
+	var mu sync.Mutex
 	release := make(chan struct{})
+	wait := func(ctx context.Context) error {
+		mu.Lock()
+		r := release
+		mu.Unlock()
+		select {
+		case <-r:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	s := server.NewMCPServer("toolmw-test", "1.0.0",
 		mcpgo.ServerOption(rec.chain().Middleware()),
 		server.WithTaskCapabilities(true, true, true),
 	)
 	require.NoError(t, mcpgo.AddTaskTool(s, mcp.NewTool("task_wait", mcp.WithTaskSupport(mcp.TaskSupportRequired)), rec.chain().Middleware(),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
-			select {
-			case <-release:
-				return &mcp.CreateTaskResult{Content: []mcp.Content{mcp.NewTextContent("done")}}, nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			if err := wait(ctx); err != nil {
+				return nil, err
 			}
+			return &mcp.CreateTaskResult{Content: []mcp.Content{mcp.NewTextContent("done")}}, nil
 		}))
+	s.AddTool(mcp.NewTool("hybrid_wait", mcp.WithTaskSupport(mcp.TaskSupportOptional)),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if err := wait(ctx); err != nil {
+				return nil, err
+			}
+			return mcp.NewToolResultText("done"), nil
+		})
 	w := legacyInProcessWire(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	start := func() string {
 		var params mcp.CallToolParams
-		params.Name = "task_wait"
+		params.Name = tool
 		params.Task = &mcp.TaskParams{}
 		taskCalls++
 		resp, err := w.client.GetTransport().SendRequest(ctx, transport.JSONRPCRequest{
@@ -242,8 +266,13 @@ func TestTaskOutlivesItsRequest(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, res.IsError, "the task was not canceled by the end of its tools/call")
 	assert.Equal(t, "done", taskText(res))
+	_, rows, _ := rec.snapshot()
+	require.Len(t, rows, 1)
+	assert.Equal(t, id, rows[0].Details.TaskID(), "the row names the task")
 
+	mu.Lock()
 	release = make(chan struct{}) // never closed: only tasks/cancel ends the next task
+	mu.Unlock()
 	rec.reset()
 	id = start()
 	require.Eventually(t, func() bool { _, _, reqs := rec.snapshot(); return len(reqs) == 1 }, 10*time.Second, time.Millisecond)
@@ -252,7 +281,7 @@ func TestTaskOutlivesItsRequest(t *testing.T) {
 	_, err = w.client.CancelTask(ctx, cr)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { _, rows, _ := rec.snapshot(); return len(rows) == 1 }, 10*time.Second, time.Millisecond, "tasks/cancel ends the task's execution")
-	_, rows, _ := rec.snapshot()
+	_, rows, _ = rec.snapshot()
 	assert.Equal(t, errs.CodeCanceled, rows[0].Outcome.Public.Code, "the row of a canceled task")
 	assert.Equal(t, id, rows[0].Details.TaskID())
 }
