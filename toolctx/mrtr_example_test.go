@@ -10,7 +10,9 @@ import (
 
 // A tool that asks the user to confirm before it deletes: its first round
 // answers with an input-required result; the client asks the user and calls
-// again with the answer and the state.
+// again with the answer and the state. The state names what is deleted, so
+// a server must seal it (middleware.Rounds with a key): the client could
+// send back another name.
 func ExampleInputRequiredResult() {
 	deleteRepo := toolctx.HandlerFunc(func(_ context.Context, req *toolctx.Request) *toolctx.CallResult {
 		if raw, ok := req.InputResponses["confirm"]; ok && req.RequestState == "delete:acme/site" {
