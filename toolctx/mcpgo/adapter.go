@@ -266,8 +266,6 @@ func (a *adapter) middleware() server.ToolHandlerMiddleware {
 
 func (a *adapter) serve(ctx context.Context, request mcp.CallToolRequest, next server.ToolHandlerFunc) *mcp.CallToolResult {
 	a.markEntered(ctx)
-	c := &call{mreq: request, next: next, answer: true, a: a}
-	c.Context, c.Checker = ctx, c
 	taskID := ""
 	if request.Params.Task != nil && a.tasks != nil {
 		// Perhaps the execution of a task (the hybrid mode).
@@ -275,7 +273,8 @@ func (a *adapter) serve(ctx context.Context, request mcp.CallToolRequest, next s
 		ctx, taskID, end = a.tasks.begin(ctx, request.Params.Task)
 		defer end()
 	}
-	c := &call{Context: ctx, mreq: request, next: next, answer: true}
+	c := &call{mreq: request, next: next, answer: true, a: a}
+	c.Context, c.Checker = ctx, c
 	fillRequest(&c.req, ctx, &request, a.cfg.transport)
 	c.req.TaskID = taskID
 	a.run(c)

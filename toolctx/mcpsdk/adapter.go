@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/toolmw/toolmw/internal/contain"
 	"log/slog"
 	"sync/atomic"
 	"unsafe"
@@ -345,7 +344,6 @@ func (cfg *config) finish(ctx context.Context, c *call, res *toolctx.CallResult)
 	} else {
 		out, err = c.encodeAnswer(inv, res)
 	}
-	out, err := wireResult(shell, toolctx.Normalized(ctx, res, cfg.normalizer))
 	if err != nil {
 		// A result an interceptor made (or a public detail) that cannot be
 		// encoded, which no hook in the chain checked (toolctx.Sendable):
@@ -365,7 +363,7 @@ func (c *call) encodeAnswer(inv *invocation, res *toolctx.CallResult) (*mcp.Call
 	if inv != nil {
 		shell = inv.sdkResult
 	}
-	return encodeResult(toSDKResult(shell, toolctx.Normalized(c.Context, res, c.cfg.normalizer)))
+	return wireResult(shell, toolctx.Normalized(c.Context, res, c.cfg.normalizer))
 }
 
 // CheckResult implements toolctx.ResultChecker for the chain's hooks: it
