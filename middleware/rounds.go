@@ -127,37 +127,42 @@ var errForeignState = errors.New("middleware.Rounds: the request state was not m
 
 func (r *rounds) middleware(next toolctx.Handler) toolctx.Handler {
 	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-		in := *req
-		in.Round, in.RoundOf = 1, ""
-		first := req.CallID
-		if req.RequestState != "" {
-			st, err := r.open(req)
-			switch {
-			case errors.Is(err, errForeignState) && r.aead == nil:
-				in.Round = 0 // unknown: passed on as it came
-			case err != nil:
-				return toolctx.ScrubbedResult(errInvalidState.Public(), err).WithNote(NoteRound, "?")
-			default:
-				first = st.First
-				in.Round, in.RoundOf, in.RequestState = st.Round+1, st.First, st.State
+		if req.RequestState == "" {
+			// A first round, or no multi-round-trip call at all: the
+			// request goes on as it is, and only an input-required
+			// answer is wrapped and noted.
+			res := next.CallTool(ctx, req)
+			if !res.NeedsInput() {
+				return res
 			}
+			return r.wrapResult(req, res, req.CallID, 1).WithNote(NoteRound, "1")
 		}
-		res := next.CallTool(ctx, &in)
-		if res.NeedsInput() && in.Round > 0 {
-			ir := *res.InputRequired
-			ir.State = r.wrap(req, roundState{First: first, Round: in.Round, State: ir.State})
-			out := *res
-			out.InputRequired = &ir
-			res = &out
-		}
+		st, err := r.open(req)
 		switch {
-		case in.Round == 0:
-			return res.WithNote(NoteRound, "?")
-		case in.Round == 1:
-			return res.WithNote(NoteRound, "1")
+		case errors.Is(err, errForeignState) && r.aead == nil:
+			// A state from before Rounds: passed on as it came.
+			return next.CallTool(ctx, req).WithNote(NoteRound, "?")
+		case err != nil:
+			return toolctx.ScrubbedResult(errInvalidState.Public(), err).WithNote(NoteRound, "?")
 		}
-		return res.WithNote(NoteRound, strconv.Itoa(in.Round)).WithNote(NoteRoundOf, first)
+		in := *req
+		in.Round, in.RoundOf, in.RequestState = st.Round+1, st.First, st.State
+		res := next.CallTool(ctx, &in)
+		if res.NeedsInput() {
+			res = r.wrapResult(req, res, st.First, in.Round)
+		}
+		return res.WithNote(NoteRound, strconv.Itoa(in.Round)).WithNote(NoteRoundOf, st.First)
 	})
+}
+
+// wrapResult returns a copy of the input-required res whose state is
+// wrapped (sealed with a key) for the client.
+func (r *rounds) wrapResult(req *toolctx.Request, res *toolctx.CallResult, first string, round int) *toolctx.CallResult {
+	ir := *res.InputRequired
+	ir.State = r.wrap(req, roundState{First: first, Round: round, State: ir.State})
+	out := *res
+	out.InputRequired = &ir
+	return &out
 }
 
 // aad binds a sealed state to the tool and the caller: a state opens only

@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ func TestRoundsJoinsAndSeals(t *testing.T) {
 			assert.Equal(t, "done", res.Content[0].(*toolctx.Text).Text)
 
 			require.Len(t, seen, 2)
-			assert.Equal(t, 1, seen[0].Round)
+			assert.Zero(t, seen[0].Round, "a first round is not told")
 			assert.Empty(t, seen[0].RoundOf)
 			assert.Equal(t, "inner", seen[1].RequestState, "the handler gets its own state back")
 			assert.Equal(t, 2, seen[1].Round)
@@ -155,4 +156,79 @@ func TestRoundsConstruction(t *testing.T) {
 	assert.Panics(t, func() { middleware.Rounds(middleware.RoundsConfig{Key: []byte("short")}) }, "a key AES cannot take")
 	assert.Panics(t, func() { middleware.Rounds(middleware.RoundsConfig{Key: roundsKey, MaxAge: -time.Second}) }, "a negative MaxAge")
 	assert.NotPanics(t, func() { middleware.Rounds(middleware.RoundsConfig{}) })
+}
+
+// TestRoundsTellDiagnostics: inside Rounds, a diagnostics event of a later
+// round names the round and the first round's call id.
+func TestRoundsTellDiagnostics(t *testing.T) {
+	var events []middleware.DiagnosticEvent
+	h, err := middleware.New(
+		middleware.Rounds(middleware.RoundsConfig{Key: roundsKey}),
+		middleware.Diagnostics(func(_ context.Context, ev middleware.DiagnosticEvent) { events = append(events, ev) }),
+		middleware.Normalize(errs.Normalizer{}),
+	).Then(toolctx.HandlerFunc(func(_ context.Context, req *toolctx.Request) *toolctx.CallResult {
+		if req.RequestState == "" {
+			return toolctx.InputRequiredResult("inner", map[string]toolctx.InputRequest{"confirm": {Method: toolctx.MethodElicit}})
+		}
+		return toolctx.ErrorResult(errors.New("dial tcp 10.0.0.9:5432: connection refused"))
+	}))
+	require.NoError(t, err)
+	first := newReq("transfer")
+	res := h.CallTool(context.Background(), first)
+	require.True(t, res.NeedsInput())
+	assert.Empty(t, events, "an input-required round is no diagnostic")
+	h.CallTool(context.Background(), next(first, res.InputRequired.State))
+	require.Len(t, events, 1)
+	assert.Equal(t, 2, events[0].Details.Round())
+	assert.Equal(t, first.CallID, events[0].Details.RoundOf(), "the event joins the call's first round")
+}
+
+// BenchmarkRounds is what Rounds costs a call: an ordinary call (nothing
+// to wrap), and a round trip (seal the state, then open it on the next
+// round), with and without a key.
+func BenchmarkRounds(b *testing.B) {
+	ask := map[string]toolctx.InputRequest{"confirm": {Method: toolctx.MethodElicit, Params: json.RawMessage(`{"message":"Sure?"}`)}}
+	for _, key := range [][]byte{nil, roundsKey} {
+		name := map[bool]string{false: "clear", true: "sealed"}[key != nil]
+		h, err := middleware.New(middleware.Rounds(middleware.RoundsConfig{Key: key})).Then(toolctx.HandlerFunc(
+			func(_ context.Context, req *toolctx.Request) *toolctx.CallResult {
+				if req.RequestState == "" && req.Tool == "ask" {
+					return toolctx.InputRequiredResult("inner", ask)
+				}
+				return toolctx.TextResult("ok")
+			}))
+		require.NoError(b, err)
+		b.Run(name+"/ordinary", func(b *testing.B) {
+			req := newReq("plain")
+			b.ReportAllocs()
+			for b.Loop() {
+				h.CallTool(context.Background(), req)
+			}
+		})
+		b.Run(name+"/round-trip", func(b *testing.B) {
+			first := newReq("ask")
+			b.ReportAllocs()
+			for b.Loop() {
+				res := h.CallTool(context.Background(), first)
+				second := *first
+				second.RequestState = res.InputRequired.State
+				h.CallTool(context.Background(), &second)
+			}
+		})
+	}
+}
+
+// TestRoundsLeavesOrdinaryCalls: a call that is no multi-round-trip call
+// passes through Rounds as it is: the same Request, the same result, no
+// note.
+func TestRoundsLeavesOrdinaryCalls(t *testing.T) {
+	want := toolctx.TextResult("ok")
+	req := newReq("plain")
+	h, err := middleware.New(middleware.Rounds(middleware.RoundsConfig{Key: roundsKey})).Then(toolctx.HandlerFunc(
+		func(_ context.Context, got *toolctx.Request) *toolctx.CallResult {
+			assert.Same(t, req, got, "the Request is not copied")
+			return want
+		}))
+	require.NoError(t, err)
+	assert.Same(t, want, h.CallTool(context.Background(), req))
 }

@@ -76,8 +76,8 @@ func (d Details) TaskID() string {
 	return d.req.TaskID
 }
 
-// Round returns the round of a multi-round-trip call the call is (1 for
-// the first), or 0 when nothing told (see [Request.Round]).
+// Round returns the round of a multi-round-trip call the call is (from 2
+// on), or 0 for a first round or when nothing told (see [Request.Round]).
 func (d Details) Round() int {
 	if d.req == nil {
 		return 0

@@ -62,10 +62,11 @@ type Request struct {
 	// answers, as the client echoed it back (untrusted: the client can send
 	// anything), or "" on a first round.
 	RequestState string
-	// Round is the round of a multi-round-trip call this request is, 1 for
-	// the first, and RoundOf the CallID of the call's first round (empty
-	// on the first). middleware.Rounds sets both on the copy it passes on;
-	// 0 and "" mean nothing told.
+	// Round is the round of a multi-round-trip call this request is, from
+	// 2 for the client's first answer on, and RoundOf the CallID of the
+	// call's first round. middleware.Rounds sets both on the copy it
+	// passes on for a later round; 0 and "" on a first round, on a call
+	// that is no multi-round-trip call, or where nothing told.
 	Round   int
 	RoundOf string
 	// TaskID is the id of the task this call runs as, for a call the
