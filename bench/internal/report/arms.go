@@ -27,8 +27,10 @@ var arms = []arm{
 	{"toolmw-syncslog", "toolmw's full chain with each audit row written on the call: audit.Direct into a SlogSink (no async writer)",
 		"sync, formatted on the call's goroutine, like the own-middleware arm",
 		"1 audit row"},
-	{"demo", "the demo server's own stack (package examples/server/demo: its tools, chain, HTTP middleware, SQLite audit store " +
-		"with its spool) against bare go-sdk with the same greet tool", "as the demo configures it: audit rows to SQLite through its async writer",
+	{"demo", "the demo server's stack as examples/server runs it with its default flags (package examples/server/stack: " +
+		"its tools and chain, the in-flight tracker, its HTTP middleware, the http.Server's timeouts; no OpenTelemetry, off by default), " +
+		"against bare go-sdk servers with the same greet tool",
+		"async: audit rows through audit.NewAsync into SQLite with a local spool; diagnostics to slog (text into io.Discard) on failures",
 		"1 audit row (SQLite)"},
 }
 

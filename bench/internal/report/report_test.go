@@ -154,6 +154,26 @@ func TestInterleavedCaseJudgedWithCPUPerCall(t *testing.T) {
 	assert.Contains(t, rowOf(page, "", "toolmw |"), "| 202.0 µs (CPU 150.0 µs) |", "an arm's own CPU per call, when reported, next to its wall time")
 }
 
+func TestDemoJudgedOnIssue15(t *testing.T) {
+	const n = 7
+	for _, c := range []struct {
+		demo float64
+		want string
+	}{{102_000, verdictMet}, {106_000, verdictMissed}} {
+		raw := lines("BenchmarkInterleaved/demo-http-sessions=8", 200, map[string][]float64{
+			"ns/op":    around(8*(100_000+100_000+c.demo), 0.001, n),
+			"bare-ns":  around(100_000, 0.001, n),
+			"bare2-ns": around(100_000, 0.001, n),
+			"demo-ns":  around(c.demo, 0.001, n),
+		})
+		cs := judgeInterleaved(parse(strings.NewReader(raw)), "BenchmarkInterleaved/demo-http-sessions=8")
+		require.Len(t, cs.rows, 2, "bare and demo rows")
+		assert.Equal(t, "demo", cs.rows[1].arm, "the demo arm")
+		assert.Equal(t, c.want, cs.rows[1].bareVerdict, "demo at %.2f of bare's time per call against ≥ 0.97 of its throughput", c.demo/100_000)
+		assert.Empty(t, cs.rows[1].ownVer, "no own-middleware arm, no verdict against it")
+	}
+}
+
 func TestSessionsOf(t *testing.T) {
 	assert.Equal(t, 8, sessionsOf("mcpgo-http-sessions=8"), "eight sessions")
 	assert.Equal(t, 8, sessionsOf("demo-http-sessions=8"), "the demo's eight sessions")
