@@ -123,6 +123,8 @@ type call struct {
 	// memo is the last result CheckResult checked for the chain's hooks
 	// (toolctx.Sendable), so that answer does not check it again.
 	memo atomic.Pointer[checkedAnswer]
+	// notifier is the call's toolctx.Notifier, in the chain's context.
+	notifier notifier
 	// one is storage for the common result of one text content, so that
 	// converting it allocates nothing more.
 	one struct {
@@ -277,6 +279,7 @@ func (a *adapter) serve(ctx context.Context, request mcp.CallToolRequest, next s
 	c.Context, c.Checker = ctx, c
 	fillRequest(&c.req, ctx, &request, a.cfg.transport)
 	c.req.TaskID = taskID
+	c.notifier.init(ctx, &request)
 	a.run(c)
 	return c.out
 }
@@ -387,6 +390,9 @@ func (a *adapter) logSafely(c *call, msg string, args ...any) {
 // c.answer is set, c.out is the answer for mcp-go.
 func (a *adapter) run(c *call) *toolctx.CallResult {
 	contain.Run(func() { a.runChain(c) })
+	// The chain has returned: nothing more is sent about the call (a
+	// goroutine the handler left behind gets toolctx.ErrCallEnded).
+	c.notifier.gate.End()
 	return c.res
 }
 
@@ -431,7 +437,7 @@ func (a *adapter) runChain(c *call) {
 			a.answer(c)
 		}
 	}()
-	c.res = a.handler.CallTool(c, &c.req)
+	c.res = a.handler.CallTool(toolctx.WithNotifier(c, &c.notifier), &c.req)
 	returned = true
 }
 

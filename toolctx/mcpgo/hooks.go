@@ -169,6 +169,8 @@ func (a *adapter) rejected(ctx context.Context, r *mcp.CallToolRequest, pub *err
 	c := &call{reject: toolctx.ErrorResult(pub)}
 	c.Context = ctx
 	fillRequest(&c.req, ctx, r, a.cfg.transport)
+	// mcp-go has answered the client: the chain may send nothing more.
+	c.notifier.gate.End()
 	_ = a.run(c)
 }
 

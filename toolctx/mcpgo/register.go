@@ -135,7 +135,7 @@ func (r *registered) handle(ctx context.Context, request mcp.CallToolRequest) (*
 	}
 	var req toolctx.Request
 	fillRequest(&req, ctx, &request, r.cfg.transport)
-	return r.alone(ctx, &req), nil
+	return r.alone(ctx, &request, &req), nil
 }
 
 // result checks a successful result of h as the client will get it: it
@@ -183,9 +183,13 @@ func (r *registered) callRecovering(ctx context.Context, req *toolctx.Request) (
 // coroutine only (the call is then an internal failure, [errs.ErrGoexit]) and mcp-go's
 // goroutine goes on; a panic in h, or in normalizing its result (the
 // cause's Is and As methods), is the generic failure too.
-func (r *registered) alone(ctx context.Context, req *toolctx.Request) *mcp.CallToolResult {
+func (r *registered) alone(ctx context.Context, mreq *mcp.CallToolRequest, req *toolctx.Request) *mcp.CallToolResult {
 	var res *toolctx.CallResult
 	var out *mcp.CallToolResult
+	n := new(notifier)
+	n.init(ctx, mreq)
+	hctx := toolctx.WithNotifier(ctx, n)
+	defer n.gate.End()
 	contain.Run(func() {
 		reserveStack()
 		returned := false
@@ -204,7 +208,7 @@ func (r *registered) alone(ctx context.Context, req *toolctx.Request) *mcp.CallT
 			}()
 			_, out = r.result(ctx, res)
 		}()
-		res = r.h.CallTool(ctx, req)
+		res = r.h.CallTool(hctx, req)
 		returned = true
 	})
 	return out

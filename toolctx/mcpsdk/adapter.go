@@ -179,6 +179,9 @@ type call struct {
 	req toolctx.Request
 	sdk *mcp.CallToolRequest
 
+	// notifier is the call's toolctx.Notifier, in the chain's context.
+	notifier notifier
+
 	runs  atomic.Int32
 	first invocation                 // the terminal's first run, without an allocation
 	last  atomic.Pointer[invocation] // the terminal's latest run
@@ -256,9 +259,13 @@ func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallT
 	c := &call{sdk: sreq, h: h, cfg: cfg}
 	c.Context = cfg.fill(ctx, &c.req, sreq)
 	c.Checker = c
+	c.notifier.sdkCtx, c.notifier.sreq = ctx, sreq
 	if v, escaped := contain.Run(c.run); escaped {
 		c.escaped = escapedPanic(v)
 	}
+	// The chain has returned: nothing more is sent about the call (a
+	// goroutine the handler left behind gets toolctx.ErrCallEnded).
+	c.notifier.gate.End()
 	if c.escaped == nil {
 		return c.out, c.outErr
 	}
@@ -288,7 +295,7 @@ func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallT
 // recorded the same way.
 func (c *call) run() {
 	growStack()
-	res := c.h.CallTool(c, &c.req)
+	res := c.h.CallTool(toolctx.WithNotifier(c, &c.notifier), &c.req)
 	c.finishing = true
 	c.out, c.outErr = c.cfg.finish(c.Context, c, res)
 }

@@ -82,6 +82,7 @@ type fixture struct {
 	session   *mcp.ClientSession
 	received  *capture
 	records   func() []record
+	heard     *heard // the notifications the client received
 }
 
 type transportKind struct {
@@ -113,10 +114,11 @@ func connectInMemory(t testing.TB) *fixture {
 	ctx := context.Background()
 	ss, err := s.Connect(ctx, &mcp.IOTransport{Reader: c1, Writer: c1}, nil)
 	require.NoError(t, err)
-	cs, err := newClient().Connect(ctx, &mcp.IOTransport{Reader: tee(c2, cap), Writer: c2}, nil)
+	hd := &heard{}
+	cs, err := hd.client().Connect(ctx, &mcp.IOTransport{Reader: tee(c2, cap), Writer: c2}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
-	return &fixture{name: "in-memory", transport: toolctx.TransportInMemory, session: cs, received: cap, records: rec.snapshot}
+	return &fixture{name: "in-memory", transport: toolctx.TransportInMemory, session: cs, received: cap, records: rec.snapshot, heard: hd}
 }
 
 func connectHTTP(t testing.TB, stateless bool) *fixture {
@@ -125,7 +127,8 @@ func connectHTTP(t testing.TB, stateless bool) *fixture {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: stateless})
 	srv := httptest.NewServer(h)
 	cap := &capture{}
-	cs, err := newClient().Connect(context.Background(), &mcp.StreamableClientTransport{
+	hd := &heard{}
+	cs, err := hd.client().Connect(context.Background(), &mcp.StreamableClientTransport{
 		Endpoint:   srv.URL,
 		HTTPClient: &http.Client{Transport: captureRT{base: http.DefaultTransport, c: cap}},
 		MaxRetries: -1,
@@ -136,7 +139,7 @@ func connectHTTP(t testing.TB, stateless bool) *fixture {
 	if stateless {
 		name = "http-stateless"
 	}
-	return &fixture{name: name, transport: toolctx.TransportStreamableHTTP, session: cs, received: cap, records: rec.snapshot}
+	return &fixture{name: name, transport: toolctx.TransportStreamableHTTP, session: cs, received: cap, records: rec.snapshot, heard: hd}
 }
 
 // connectSSE serves over the SDK's SSE transport (the 2024-11-05 HTTP
@@ -147,13 +150,14 @@ func connectSSE(t testing.TB) *fixture {
 	s := buildServer(rec, toolctx.TransportUnknown)
 	srv := httptest.NewServer(mcpsdk.SSE(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)))
 	cap := &capture{}
-	cs, err := newClient().Connect(context.Background(), &mcp.SSEClientTransport{
+	hd := &heard{}
+	cs, err := hd.client().Connect(context.Background(), &mcp.SSEClientTransport{
 		Endpoint:   srv.URL,
 		HTTPClient: &http.Client{Transport: captureRT{base: http.DefaultTransport, c: cap}},
 	}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close(); srv.CloseClientConnections(); srv.Close() })
-	return &fixture{name: "sse", transport: toolctx.TransportSSE, session: cs, received: cap, records: rec.snapshot}
+	return &fixture{name: "sse", transport: toolctx.TransportSSE, session: cs, received: cap, records: rec.snapshot, heard: hd}
 }
 
 // connectStdio runs the server as a subprocess (this test binary, re-executed)
@@ -169,7 +173,8 @@ func connectStdio(t testing.TB) *fixture {
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	cap := &capture{}
-	cs, err := newClient().Connect(context.Background(), &mcp.IOTransport{Reader: tee(stdout, cap), Writer: stdin}, nil)
+	hd := &heard{}
+	cs, err := hd.client().Connect(context.Background(), &mcp.IOTransport{Reader: tee(stdout, cap), Writer: stdin}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_ = cs.Close()
@@ -200,7 +205,7 @@ func connectStdio(t testing.TB) *fixture {
 		}
 		return out
 	}
-	return &fixture{name: "stdio", transport: toolctx.TransportStdio, session: cs, received: cap, records: records}
+	return &fixture{name: "stdio", transport: toolctx.TransportStdio, session: cs, received: cap, records: records, heard: hd}
 }
 
 // waitRecords polls until pred holds for the records, or fails.

@@ -394,6 +394,8 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 			}
 			return r
 		})))
+	// A toolmw tool that reports progress and logs (notify_test.go).
+	must(mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "notify"}, notifyTool))
 	must(mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "tm_typed"}, func(ctx context.Context, req *toolctx.Request, in numArgs) (numOut, error) {
 		return numOut{Value: fmt.Sprint(in.N * 2)}, nil
 	}))

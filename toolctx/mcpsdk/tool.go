@@ -183,9 +183,12 @@ func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) 
 	// runtime.Goexit in the handler, or in the encoding of its result,
 	// becomes an internal failure, logged with its stack.
 	req := new(toolctx.Request)
-	callCtx := t.cfg.fill(ctx, req, sreq)
+	n := &notifier{sdkCtx: ctx, sreq: sreq}
+	callCtx := toolctx.WithNotifier(t.cfg.fill(ctx, req, sreq), n)
 	var out *mcp.CallToolResult
-	if v, escaped := contain.Run(func() { out = t.answer(callCtx, req) }); escaped {
+	v, escaped := contain.Run(func() { out = t.answer(callCtx, req) })
+	n.gate.End()
+	if escaped {
 		t.cfg.logEscaped(ctx, req, escapedPanic(v), false)
 		return failureResult(errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}), nil
 	}
