@@ -235,3 +235,82 @@ func connectPipe(t *testing.T, s *mcp.Server, hd *heard) *mcp.ClientSession {
 	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
 	return cs
 }
+
+// middleware.ProgressTimeout through the adapter and a real client: the
+// handler's progress, sent to the client, moves the deadline (a call runs
+// 1.5s under a 500ms idle deadline), and a client's cancellation is
+// recorded as canceled, not as a timeout.
+func TestProgressTimeoutThroughTheSDK(t *testing.T) {
+	var mu sync.Mutex
+	var rows []middleware.CallInfo
+	chain := middleware.New(
+		middleware.After(func(_ context.Context, info middleware.CallInfo) {
+			mu.Lock()
+			defer mu.Unlock()
+			rows = append(rows, info)
+		}),
+		middleware.Normalize(errs.Normalizer{}),
+		middleware.Recover,
+		middleware.ProgressTimeout(middleware.ProgressTimeoutConfig{Idle: 500 * time.Millisecond, Max: 30 * time.Second}),
+	)
+	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+	report := func(ctx context.Context, until time.Duration) *toolctx.CallResult {
+		start := time.Now()
+		for i := 1; time.Since(start) < until; i++ {
+			if err := toolctx.Progress(ctx, toolctx.ProgressOptions{Progress: float64(i)}); err != nil {
+				return toolctx.ErrorResult(err)
+			}
+			select {
+			case <-ctx.Done():
+				return toolctx.ErrorResult(ctx.Err())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		return toolctx.TextResult("done")
+	}
+	obj := map[string]any{"type": "object"}
+	must(mcpsdk.AddTool(s, &mcp.Tool{Name: "long", InputSchema: obj}, toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+		return report(ctx, 1500*time.Millisecond)
+	})))
+	must(mcpsdk.AddTool(s, &mcp.Tool{Name: "forever", InputSchema: obj}, toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+		return report(ctx, time.Hour)
+	})))
+	mcpsdk.Install(s, chain.Middleware())
+	hd := &heard{}
+	cs := connectPipe(t, s, hd)
+
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "long", Meta: mcp.Meta{"progressToken": "long"}})
+	require.NoError(t, err, "long call")
+	require.False(t, res.IsError, "1.5s with progress under a 500ms idle deadline: %s", text(res))
+	progress, _ := hd.snapshot()
+	assert.Greater(t, len(progress), 3, "the client got the progress that kept the call alive")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // cancel once the call has reported progress
+		defer cancel()
+		for ctx.Err() == nil {
+			if p, _ := hd.snapshot(); len(p) > len(progress) {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "forever", Meta: mcp.Meta{"progressToken": "forever"}})
+	require.ErrorIs(t, err, context.Canceled, "the client cancelled")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		n := len(rows)
+		mu.Unlock()
+		if n == 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, rows, 2, "a row per call")
+	assert.False(t, rows[0].Outcome.Failed, "the long call's row: ok")
+	assert.Equal(t, errs.CodeCanceled, rows[1].Outcome.Public.Code, "the cancelled call's row: canceled, not timeout")
+}
