@@ -252,6 +252,7 @@ func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 		mode = "stateless"
 	}
 	fmt.Fprintf(d.stdout, "toolmw demo server: MCP over streamable HTTP (%s) at %s\n", mode, url)
+	fmt.Fprintf(d.stdout, "  and over HTTP+SSE (the 2024-11-05 transport) at %s\n", strings.TrimSuffix(url, "/mcp")+"/sse")
 	fmt.Fprintf(d.stdout, "audit log: %s; diagnostics: stderr\n", d.where)
 	fmt.Fprintf(d.stdout, "try it:\n  go run ./examples/client -url %s\n", url)
 	table := ""

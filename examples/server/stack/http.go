@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolmw/toolmw/internal/httpwrap"
 )
 
 // deadlines fits the http.Server's WriteTimeout to MCP's requests.
@@ -103,6 +105,28 @@ func (c *sessionCap) limit(next http.Handler) http.Handler {
 		}
 		defer c.leave()
 		next.ServeHTTP(rw, r)
+	})
+}
+
+// limitSSE is limit for the HTTP+SSE endpoint, where a GET opens a session
+// and lasts as long as it (the POSTs of an open session carry its id in the
+// query, never an Mcp-Session-Id header, and are never refused). The GET
+// counts as opening until the SDK writes the stream's first event, which it
+// does as it connects the session: from then on the session counts itself.
+func (c *sessionCap) limitSSE(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			next.ServeHTTP(rw, r)
+			return
+		}
+		if !c.enter() {
+			c.refuse(rw)
+			return
+		}
+		leave := sync.OnceFunc(c.leave)
+		defer leave()
+		w, _ := httpwrap.Wrap(rw, func(code int) int { leave(); return code })
+		next.ServeHTTP(w, r)
 	})
 }
 

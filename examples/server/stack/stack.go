@@ -186,10 +186,27 @@ func Handler(o HTTPOptions) (http.Handler, error) {
 		deadlines(o.WriteTimeout),
 		sessions.limit,
 	).Then(audit.CaptureHTTP(mcpHandler))
+	// The 2024-11-05 HTTP+SSE transport, for older clients: a GET opens a
+	// session (its event stream), POSTs to the URL its endpoint event names
+	// carry the calls. mcpsdk.SSE tells the adapter (transport "sse", the
+	// session id); the session cap counts these sessions too, and a GET
+	// opens one here.
+	sseHandler := mcpsdk.SSE(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return o.Server }, nil))
+	sseStack := alice.New(
+		httpmw.Recover(httpmw.WithDiagnostics(diag), httpmw.WithFallbackLogger(o.Logger)),
+		httpmw.RequestID,
+		otelmw.ClientAddress,
+		audit.HTTP(o.Audit),
+		httpmw.MaxBodyBytes(MaxBody),
+		countActive(active),
+		deadlines(o.WriteTimeout),
+		sessions.limitSSE,
+	).Then(audit.CaptureHTTP(sseHandler))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", stack)
+	mux.Handle("/sse", sseStack)
 	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
-		http.Error(rw, "toolmw demo: the MCP endpoint is /mcp", http.StatusNotFound)
+		http.Error(rw, "toolmw demo: the MCP endpoints are /mcp (streamable HTTP) and /sse (HTTP+SSE, 2024-11-05)", http.StatusNotFound)
 	})
 	return mux, nil
 }
