@@ -18,4 +18,9 @@
 //
 // [Typed] turns a typed function into a Handler, decoding the arguments into
 // its input type and encoding its output as structured content.
+//
+// [Progress] and [Log] send a call's progress and log messages to the
+// client that made it, through the [Notifier] an adapter puts in the call's
+// context; what a handler sends this way is public by its choice, and
+// toolmw adds nothing to it.
 package toolctx
