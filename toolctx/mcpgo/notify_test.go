@@ -235,3 +235,43 @@ func TestNotifyAfterTheCall(t *testing.T) {
 		})
 	}
 }
+
+// middleware.ProgressTimeout through the mcp-go adapter: the handler's
+// progress, sent to the in-process client, moves the deadline (1.5s under a
+// 500ms idle deadline succeeds), and a maximum still holds (1s).
+func TestProgressTimeoutThroughMCPGo(t *testing.T) {
+	report := func(ctx context.Context, until time.Duration) *toolctx.CallResult {
+		start := time.Now()
+		for i := 1; time.Since(start) < until; i++ {
+			if err := toolctx.Progress(ctx, toolctx.ProgressOptions{Progress: float64(i)}); err != nil {
+				return toolctx.ErrorResult(err)
+			}
+			select {
+			case <-ctx.Done():
+				return toolctx.ErrorResult(ctx.Err())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		return toolctx.TextResult("done")
+	}
+	s := server.NewMCPServer("pt", "1.0.0", mcpgo.ServerOption(middleware.New(
+		middleware.Normalize(errs.Normalizer{}),
+		middleware.Recover,
+		middleware.When(middleware.Tools("long"), middleware.ProgressTimeout(middleware.ProgressTimeoutConfig{Idle: 500 * time.Millisecond, Max: time.Minute})),
+		middleware.When(middleware.Tools("forever"), middleware.ProgressTimeout(middleware.ProgressTimeoutConfig{Idle: 500 * time.Millisecond, Max: time.Second})),
+	).Middleware()))
+	require.NoError(t, mcpgo.AddTool(s, mcp.NewTool("long"), toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+		return report(ctx, 1500*time.Millisecond)
+	})), "AddTool")
+	require.NoError(t, mcpgo.AddTool(s, mcp.NewTool("forever"), toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+		return report(ctx, time.Hour)
+	})), "AddTool")
+	w := inProcessWire(t, s)
+	h := listen(w.client)
+	res := callWith(t, w, "long", nil, &mcp.Meta{ProgressToken: "long"})
+	require.False(t, res.IsError, "1.5s with progress under a 500ms idle deadline: %s", text(res))
+	h.wait(t, "the long call's progress", func(p, _ []map[string]any) bool { return len(p) > 3 })
+	res = callWith(t, w, "forever", nil, nil)
+	require.True(t, res.IsError, "stopped")
+	assert.Equal(t, "the tool call timed out after 1s", text(res), "by the maximum")
+}
