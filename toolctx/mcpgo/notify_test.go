@@ -89,6 +89,14 @@ type notifyOut struct {
 	Errors  []string `json:"errors"`
 }
 
+// delivered maps a test's canary to a function that returns once its
+// client has heard step n's progress and log. notifyTool waits on it after
+// each step of the call that asks for notifications: mcp-go v1.2.1's
+// streamable HTTP server drops a notification its per-request forwarder has
+// taken off the channel when the request ends before the forwarder writes
+// it (README), so the test lets each one arrive before going on.
+var delivered sync.Map
+
 // notifyTool reports Steps steps of progress and logs at debug and info
 // levels; it tries two things the notifier refuses (an error as log data,
 // a progress that does not increase), and fails with a raw error holding
@@ -107,6 +115,9 @@ func notifyTool(ctx context.Context, _ *toolctx.Request, in notifyArgs) (notifyO
 		}
 		if err := toolctx.Log(ctx, toolctx.LogOptions{Logger: "notify", Data: map[string]any{"step": i}}); err != nil {
 			out.Errors = append(out.Errors, err.Error())
+		}
+		if wait, ok := delivered.Load(in.Canary); ok && in.Fail {
+			wait.(func(int))(i) // until the client has step i's two notifications
 		}
 	}
 	if err := toolctx.Progress(ctx, toolctx.ProgressOptions{Progress: 1}); err != nil {
@@ -144,10 +155,10 @@ func callWith(t *testing.T, w *wire, name string, args map[string]any, meta *mcp
 func TestNotifyEveryTransport(t *testing.T) {
 	wires := []*wire{
 		inProcessWire(t, notifyServer(t)),
-		// Stateless: on a stateful session mcp-go v1.2.1 can drop a call's
-		// first notifications: the previous request's notification forwarder,
-		// still running, takes them off the shared channel and drops them
-		// (README, "Progress and log messages").
+		// Stateless: on a stateful session mcp-go v1.2.1 can also drop a
+		// call's first notification: the previous request's forwarder, still
+		// winding down, takes it off the session's shared channel and drops
+		// it (README, "Progress and log messages").
 		httpWire(t, notifyServer(t), nil, server.WithStateLess(true)),
 		sseWire(t, notifyServer(t)),
 		stdioWire(t, notifyServer(t)),
@@ -156,6 +167,16 @@ func TestNotifyEveryTransport(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			h := listen(w.client)
 			canary := "CANARY-notify-" + w.name
+			delivered.Store(canary, func(n int) {
+				deadline := time.Now().Add(10 * time.Second)
+				for time.Now().Before(deadline) {
+					if p, l := h.snapshot(); len(p) >= n && len(l) >= n {
+						return
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+			})
+			defer delivered.Delete(canary)
 
 			// No progress token, no level set: no progress, and info logs
 			// are below the level mcp-go starts a session with (error) or
