@@ -25,7 +25,8 @@ import (
 // Both methods are safe for concurrent use. They return an error to the
 // handler (never to the client) when the options are invalid, when the
 // call's context has ended, after the call has returned ([ErrCallEnded]),
-// or when the SDK could not send; a handler may ignore it.
+// or when the SDK could not send. Notifications are best effort: a handler
+// should not fail its call because one could not be sent.
 type Notifier interface {
 	// Progress sends a progress notification for the call, when the
 	// client asked for progress (gave a progress token); otherwise it
@@ -41,8 +42,9 @@ type Notifier interface {
 // notifications/progress).
 type ProgressOptions struct {
 	// Progress is the progress so far. It must be a finite number, not
-	// negative, and larger than the call's previous report: the protocol
-	// requires it to increase with each notification.
+	// negative, and larger than the call's previous report (under
+	// middleware.Retry, the previous attempts' reports count): the
+	// protocol requires it to increase with each notification.
 	Progress float64
 	// Total is the total progress when known (0: unknown). It must be a
 	// finite number, not negative.

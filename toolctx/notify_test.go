@@ -106,9 +106,9 @@ func ExampleProgress() {
 		const rows = 3
 		for i := 1; i <= rows; i++ {
 			// ... export row i ...
-			if err := toolctx.Progress(ctx, toolctx.ProgressOptions{Progress: float64(i), Total: rows, Message: fmt.Sprintf("row %d of %d", i, rows)}); err != nil {
-				return toolctx.ErrorResult(err) // an invalid report, or the call ended
-			}
+			// Best effort: an error (an invalid report, a call that ended)
+			// is the handler's to log or ignore, and never reaches the client.
+			_ = toolctx.Progress(ctx, toolctx.ProgressOptions{Progress: float64(i), Total: rows, Message: fmt.Sprintf("row %d of %d", i, rows)})
 		}
 		_ = toolctx.Log(ctx, toolctx.LogOptions{Level: toolctx.LogNotice, Logger: "export", Data: map[string]any{"rows": rows}})
 		return toolctx.TextResult("exported")
