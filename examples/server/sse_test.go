@@ -33,13 +33,20 @@ func TestSSE(t *testing.T) {
 	require.NoError(t, err, "connect over SSE")
 	var decoded bytes.Buffer
 	want := tour(t, cs, &decoded)
-
 	// Cancelled by the client: the SSE session delivers the cancellation.
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	// go-sdk's client sends notifications/cancelled from a goroutine after
+	// CallTool has returned, so wait for the row before SIGINT, which
+	// closes the listener (and would refuse that POST).
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 30}})
 	cancel()
 	require.Error(t, err, "the client gave up")
 	want = append(want, expectRow{"slow", "canceled", "canceled", ""})
+	deadline := time.Now().Add(20 * time.Second)
+	for !hasRow(readAudit(t, db), "slow", "canceled") {
+		require.True(t, time.Now().Before(deadline), "the canceled row never came")
+		time.Sleep(50 * time.Millisecond)
+	}
 
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt), "SIGINT")
 	require.Equal(t, 0, p.wait(t), "SIGINT exits 0 with an SSE stream open; stderr:\n%s", p.stderr)
@@ -60,6 +67,15 @@ func TestSSE(t *testing.T) {
 		assert.NotEmpty(t, r.SessionID, "every SSE row has the session's id")
 		assert.Equal(t, rows[0].SessionID, r.SessionID, "one session")
 	}
+}
+
+func hasRow(rows []auditRow, tool, outcome string) bool {
+	for _, r := range rows {
+		if r.Tool == tool && r.Outcome == outcome {
+			return true
+		}
+	}
+	return false
 }
 
 // -max-sessions counts SSE sessions: with one open, a second event stream
