@@ -430,7 +430,7 @@ func (p *page) interleaved() {
 			if row.arm == "bare" {
 				vb = ""
 			}
-			if row.arm == "bare" || row.arm == "own" {
+			if row.arm == "bare" || row.arm == "own" || row.vsOwn.n == 0 {
 				vo = ""
 			}
 			wall := dur(row.perCall)
