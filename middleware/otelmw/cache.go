@@ -5,10 +5,11 @@ import (
 	"sync/atomic"
 )
 
-// maxCached bounds each cache. Tool names, protocol versions and codes are
-// few on a real server, but a name comes from the client before the SDK
-// says whether the tool exists: past the bound, values are computed on
-// every call instead of remembered.
+// maxCached bounds the cache of series. Tool names, protocol versions and
+// codes are few on a real server, but a name comes from the client before
+// the SDK says whether the tool exists (an unknown tool's series is
+// dropped after its call), and so does the version: past the bound, a
+// series is computed on every call instead of remembered.
 const maxCached = 4096
 
 // boundedCache is a concurrent map that stops growing at maxCached entries.
@@ -32,5 +33,12 @@ func (c *boundedCache[K, V]) put(k K, v V) {
 	}
 	if _, loaded := c.m.LoadOrStore(k, v); !loaded {
 		c.n.Add(1)
+	}
+}
+
+// drop removes k, if it is there.
+func (c *boundedCache[K, V]) drop(k K) {
+	if _, loaded := c.m.LoadAndDelete(k); loaded {
+		c.n.Add(-1)
 	}
 }

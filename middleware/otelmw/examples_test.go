@@ -71,8 +71,8 @@ func ExampleNew() {
 	//   mcp.method.name=tools/call
 	//   gen_ai.operation.name=execute_tool
 	//   gen_ai.tool.name=lookup_order
-	//   toolmw.call.id=c-1
 	//   network.transport=pipe
+	//   toolmw.call.id=c-1
 	//   toolmw.error.code=not_found
 	//   error.type=tool_error
 	// status: Error order 42 does not exist

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,7 +68,7 @@ func New(opts ...Option) (toolctx.Middleware, error) {
 	if noTraces && noMetrics {
 		return func(next toolctx.Handler) toolctx.Handler { return next }, nil
 	}
-	in := &interceptor{cfg: c, spans: !noTraces, metrics: !noMetrics}
+	in := &interceptor{cfg: c, spans: !noTraces, metrics: !noMetrics, epoch: time.Now()}
 	if in.spans {
 		in.tracer = c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL))
 	}
@@ -94,8 +95,12 @@ type interceptor struct {
 	spans   bool
 	metrics bool
 
-	names  boundedCache[string, string]                   // tool -> span name
-	series boundedCache[seriesKey, []metric.RecordOption] // the metric's attribute sets
+	// epoch is the interceptor's clock: a call's duration is two
+	// monotonic reads of time.Since(epoch), where time.Now would read the
+	// wall clock too.
+	epoch time.Time
+
+	series boundedCache[seriesKey, *series] // what is computed once per series
 }
 
 type handler struct {
@@ -148,54 +153,36 @@ var (
 )
 
 // CallTool runs the call inside its span and records its duration.
+//
+// What depends only on the call's series (tool, protocol version,
+// transport) is computed once and cached: the span's name, its constant
+// attributes (filtered) and the metric's attribute set. Per call there
+// remains the cache lookup, the trace context from _meta or the headers
+// (only when there is a key a propagator could read), the span's
+// per-call attributes (only when it is recording), the span's ids for the
+// audit row, and two monotonic clock reads (only when the histogram is
+// enabled).
 func (h handler) CallTool(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
-	in, f := h.in, h.in.cfg.filter
-	start := time.Now()
+	in := h.in
 	version := protocolVersion(req)
-	transport := networkTransport(req.Transport)
+	s := in.seriesOf(seriesKey{tool: req.Tool, version: version, transport: req.Transport})
+	measure := in.metrics && in.hist.Enabled(ctx)
+	var start time.Duration
+	if measure {
+		start = time.Since(in.epoch)
+	}
 
 	var span trace.Span
 	callCtx := ctx
 	if in.spans {
-		parent, link := in.parent(ctx, req)
+		parent, link := in.parent(ctx, req, version)
 		opts := startOpts
 		if link != nil {
 			opts = []trace.SpanStartOption{startOpts[0], trace.WithLinks(link...)}
 		}
-		callCtx, span = in.tracer.Start(parent, in.spanName(req.Tool), opts...)
+		callCtx, span = in.tracer.Start(parent, s.spanName, opts...)
 		if span.IsRecording() {
-			sa := attrPool.Get().(*callAttrs)
-			sa.kv[0] = attrMethod
-			sa.n = 1
-			sa.add(f, attrOperation)
-			sa.add(f, keyToolName.String(req.Tool))
-			if version != "" {
-				sa.add(f, keyProtocolVersion.String(version))
-			}
-			if req.SessionID != "" && (version == "" || version < protocolWithoutSessions) {
-				sa.add(f, keySessionID.String(req.SessionID))
-			}
-			sa.add(f, KeyCallID.String(req.CallID))
-			if transport.Valid() {
-				sa.add(f, transport)
-			}
-			if isHTTP(req.Transport) {
-				sa.add(f, attrHTTP)
-				if a := clientAddressFrom(ctx); a != nil {
-					sa.add(f, keyClientAddress.String(a.host))
-					if a.port > 0 {
-						sa.add(f, keyClientPort.Int(a.port))
-					}
-				}
-			}
-			if in.cfg.args != nil && len(req.Arguments) > 0 {
-				if red := in.cfg.args(req.Tool, req.Arguments); red != nil {
-					sa.add(f, keyToolCallArguments.String(string(red)))
-				}
-			}
-			span.SetAttributes(sa.slice()...)
-			sa.reset()
-			attrPool.Put(sa)
+			in.setCallAttributes(ctx, span, s, version, req)
 			sc := span.SpanContext()
 			callCtx = toolctx.WithTraceRef(callCtx, toolctx.TraceRef{TraceID: sc.TraceID(), SpanID: sc.SpanID()})
 		}
@@ -214,7 +201,7 @@ func (h handler) CallTool(ctx context.Context, req *toolctx.Request) (res *toolc
 		if val == nil {
 			val = errs.ErrGoexit
 		}
-		in.finish(callCtx, span, start, version, req, toolctx.ErrorResult(errs.NewPanicError(val)))
+		in.finish(callCtx, span, measure, start, s, version, req, toolctx.ErrorResult(errs.NewPanicError(val)))
 		if v != nil {
 			panic(v)
 		}
@@ -223,18 +210,40 @@ func (h handler) CallTool(ctx context.Context, req *toolctx.Request) (res *toolc
 	// client gets (see toolctx.Sendable).
 	res = toolctx.Sendable(callCtx, h.next.CallTool(callCtx, req))
 	finished = true
-	in.finish(callCtx, span, start, version, req, res)
+	in.finish(callCtx, span, measure, start, s, version, req, res)
 	return res
 }
 
-// spanName is "tools/call {gen_ai.tool.name}", cached per tool.
-func (in *interceptor) spanName(tool string) string {
-	if n, ok := in.names.get(tool); ok {
-		return n
+// setCallAttributes sets the span's attributes: the series' constant ones
+// and this call's own, in one SetAttributes (the SDK copies them into one
+// slice of the right size). ctx is the call's context before the span.
+func (in *interceptor) setCallAttributes(ctx context.Context, span trace.Span, s *series, version string, req *toolctx.Request) {
+	f := in.cfg.filter
+	sa := attrPool.Get().(*callAttrs)
+	sa.n = copy(sa.kv[:], s.spanAttrs)
+	if req.SessionID != "" && (version == "" || version < protocolWithoutSessions) {
+		sa.add(f, keySessionID.String(req.SessionID))
 	}
-	n := methodToolsCall + " " + tool
-	in.names.put(tool, n)
-	return n
+	sa.add(f, KeyCallID.String(req.CallID))
+	if isHTTP(req.Transport) {
+		if a := clientAddressFrom(ctx); a != nil {
+			sa.add(f, keyClientAddress.String(a.host))
+			if a.port > 0 {
+				sa.add(f, keyClientPort.Int(a.port))
+			}
+		}
+	}
+	if in.cfg.args != nil && len(req.Arguments) > 0 {
+		if red := in.cfg.args(req.Tool, req.Arguments); red != nil {
+			sa.add(f, keyToolCallArguments.String(string(red)))
+		}
+	}
+	span.SetAttributes(sa.slice()...)
+	// The series' attributes are the cache's: clearing this call's own
+	// is enough for the pool not to keep its values alive.
+	clear(sa.kv[len(s.spanAttrs):sa.n])
+	sa.n = 0
+	attrPool.Put(sa)
 }
 
 // parent returns the context the span starts in, and a link to the ambient
@@ -246,26 +255,30 @@ func (in *interceptor) spanName(tool string) string {
 // session is not the one whose context the call runs in) give the parent,
 // unless the ambient span (otelhttp's, say) is in the same trace: it is then
 // the closer parent.
-func (in *interceptor) parent(ctx context.Context, req *toolctx.Request) (context.Context, []trace.Link) {
+func (in *interceptor) parent(ctx context.Context, req *toolctx.Request, version string) (context.Context, []trace.Link) {
 	prop := in.cfg.prop
-	ambient := trace.SpanContextFromContext(ctx)
-	if len(req.Meta) > 0 {
+	orig := ctx
+	if metaCarrier(req.Meta).readable(version) {
 		mctx := prop.Extract(ctx, metaCarrier(req.Meta))
-		if sc := trace.SpanContextFromContext(mctx); sc.IsValid() && !sc.Equal(ambient) {
-			if ambient.IsValid() {
-				return mctx, []trace.Link{{SpanContext: ambient}}
+		if sc := trace.SpanContextFromContext(mctx); sc.IsValid() {
+			if ambient := trace.SpanContextFromContext(orig); !sc.Equal(ambient) {
+				if ambient.IsValid() {
+					return mctx, []trace.Link{{SpanContext: ambient}}
+				}
+				return mctx, nil
 			}
-			return mctx, nil
 		}
 		ctx = mctx // baggage, if any
 	}
 	if len(req.Header) > 0 {
 		hctx := prop.Extract(ctx, propagation.HeaderCarrier(req.Header))
-		if sc := trace.SpanContextFromContext(hctx); sc.IsValid() && !sc.Equal(ambient) {
-			if ambient.IsValid() && ambient.TraceID() == sc.TraceID() {
-				return trace.ContextWithSpanContext(hctx, ambient), nil
+		if sc := trace.SpanContextFromContext(hctx); sc.IsValid() {
+			if ambient := trace.SpanContextFromContext(orig); !sc.Equal(ambient) {
+				if ambient.IsValid() && ambient.TraceID() == sc.TraceID() {
+					return trace.ContextWithSpanContext(hctx, ambient), nil
+				}
+				return hctx, nil
 			}
-			return hctx, nil
 		}
 		ctx = hctx
 	}
@@ -273,8 +286,9 @@ func (in *interceptor) parent(ctx context.Context, req *toolctx.Request) (contex
 }
 
 // finish ends the span and records the measurement of a call that ended
-// with res.
-func (in *interceptor) finish(ctx context.Context, span trace.Span, start time.Time, version string, req *toolctx.Request, res *toolctx.CallResult) {
+// with res; start is the call's start on the interceptor's clock, s its
+// series.
+func (in *interceptor) finish(ctx context.Context, span trace.Span, measure bool, start time.Duration, s *series, version string, req *toolctx.Request, res *toolctx.CallResult) {
 	var o toolctx.Outcome
 	if res.Failed() {
 		o = toolctx.Classify(ctx, res, in.cfg.normalizer)
@@ -282,8 +296,18 @@ func (in *interceptor) finish(ctx context.Context, span trace.Span, start time.T
 	if span != nil {
 		in.endSpan(span, o, req, res)
 	}
-	if in.metrics {
-		in.hist.Record(ctx, time.Since(start).Seconds(), in.seriesOf(req, version, o)...)
+	if o.Failed && o.Public.Code == errs.CodeUnknownTool {
+		// The name is the client's, not a tool's: its series is not kept,
+		// so that invented names do not fill the cache.
+		in.series.drop(seriesKey{tool: req.Tool, version: version, transport: req.Transport})
+	}
+	if measure {
+		d := time.Since(in.epoch) - start
+		opts := s.metric
+		if o.Failed {
+			opts = in.failedSeriesOf(req, version, o).metric
+		}
+		in.hist.Record(ctx, d.Seconds(), opts...)
 	}
 }
 
@@ -350,26 +374,74 @@ func (in *interceptor) endSpan(span trace.Span, o toolctx.Outcome, req *toolctx.
 	span.End()
 }
 
-// seriesKey identifies the metric's attribute set of a call: everything
-// the set is computed from.
+// seriesKey identifies a series of calls: everything that what is cached
+// of them is computed from. code is "" for the calls as they start (and
+// succeed), a failure's public code otherwise.
 type seriesKey struct {
-	tool      string // "" for an unknown tool
+	tool      string // "" for an unknown tool's failure
 	version   string
 	transport toolctx.Transport
 	code      errs.Code
 }
 
-// seriesOf returns the measurement options of the call's series, cached.
-func (in *interceptor) seriesOf(req *toolctx.Request, version string, o toolctx.Outcome) []metric.RecordOption {
-	k := seriesKey{tool: req.Tool, version: version, transport: req.Transport}
-	if o.Failed {
-		k.code = o.Public.Code
-		if k.code == errs.CodeUnknownTool {
-			k.tool = "" // the client's choice: unbounded
-		}
+// series is what is computed once for the calls of a series.
+type series struct {
+	// spanName is "tools/call {gen_ai.tool.name}".
+	spanName string
+	// spanAttrs are the attributes every span of the series has (the
+	// filter applied): mcp.method.name, gen_ai.operation.name,
+	// gen_ai.tool.name, mcp.protocol.version, network.transport,
+	// network.protocol.name. Never changed once cached.
+	spanAttrs []attribute.KeyValue
+	// metric is the measurement's options: its attribute set.
+	metric []metric.RecordOption
+}
+
+// seriesOf returns the series of calls starting with k (k.code is ""),
+// cached. Past the cache's bound it is computed on every call.
+func (in *interceptor) seriesOf(k seriesKey) *series {
+	if s, ok := in.series.get(k); ok {
+		return s
 	}
-	if opts, ok := in.series.get(k); ok {
-		return opts
+	f := in.cfg.filter
+	var a callAttrs
+	a.kv[0] = attrMethod
+	a.n = 1
+	a.add(f, attrOperation)
+	a.add(f, keyToolName.String(k.tool))
+	if k.version != "" {
+		a.add(f, keyProtocolVersion.String(k.version))
+	}
+	if t := networkTransport(k.transport); t.Valid() {
+		a.add(f, t)
+	}
+	if isHTTP(k.transport) {
+		a.add(f, attrHTTP)
+	}
+	s := &series{
+		spanName:  methodToolsCall + " " + k.tool,
+		spanAttrs: append([]attribute.KeyValue(nil), a.slice()...),
+	}
+	ma := slices.Clone(s.spanAttrs) // NewSet sorts its argument
+	if k.tool == "" {
+		// No tool: the span says so (gen_ai.tool.name ""), the metric
+		// leaves the attribute out, as for an unknown tool.
+		ma = slices.DeleteFunc(ma, func(kv attribute.KeyValue) bool { return kv.Key == keyToolName })
+	}
+	s.metric = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(ma...))}
+	in.series.put(k, s)
+	return s
+}
+
+// failedSeriesOf returns the series of a failed call, for its metric:
+// cached per tool, version, transport and code.
+func (in *interceptor) failedSeriesOf(req *toolctx.Request, version string, o toolctx.Outcome) *series {
+	k := seriesKey{tool: req.Tool, version: version, transport: req.Transport, code: o.Public.Code}
+	if k.code == errs.CodeUnknownTool {
+		k.tool = "" // the client's choice: unbounded
+	}
+	if s, ok := in.series.get(k); ok {
+		return s
 	}
 	f := in.cfg.filter
 	var ma callAttrs
@@ -388,19 +460,17 @@ func (in *interceptor) seriesOf(req *toolctx.Request, version string, o toolctx.
 	if isHTTP(k.transport) {
 		ma.add(f, attrHTTP)
 	}
-	if o.Failed {
-		fl := failureOf(o)
-		ma.add(f, fl.code)
-		if fl.hasError {
-			ma.add(f, fl.errType)
-		}
-		if fl.rpcCode.Valid() {
-			ma.add(f, fl.rpcCode)
-		}
+	fl := failureOf(o)
+	ma.add(f, fl.code)
+	if fl.hasError {
+		ma.add(f, fl.errType)
 	}
-	opts := []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(ma.slice()...))}
-	in.series.put(k, opts)
-	return opts
+	if fl.rpcCode.Valid() {
+		ma.add(f, fl.rpcCode)
+	}
+	s := &series{metric: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(ma.slice()...))}}
+	in.series.put(k, s)
+	return s
 }
 
 // rawEvent records the raw cause of a scrubbed failure, for WithRawCause.
@@ -487,8 +557,29 @@ func isHTTP(t toolctx.Transport) bool {
 type metaCarrier map[string]any
 
 func (m metaCarrier) Get(key string) string {
+	if strings.HasPrefix(key, toolctx.ReservedMetaPrefix) {
+		return ""
+	}
 	s, _ := m[key].(string)
 	return s
+}
+
+// readable reports whether m may have a key a propagator can read (Get
+// and Keys never show one under the protocol's reserved prefix). It is
+// false only when m is empty or holds nothing but the protocol version
+// (version is protocolVersion's answer): extracting would find nothing.
+// It does not range over m: that costs more than the extraction it saves.
+func (m metaCarrier) readable(version string) bool {
+	switch len(m) {
+	case 0:
+		return false
+	case 1:
+		if version != "" {
+			_, ok := m[metaProtocolVersion]
+			return !ok
+		}
+	}
+	return true
 }
 
 func (metaCarrier) Set(string, string) {}
