@@ -123,6 +123,18 @@ func BenchmarkChain(b *testing.B) {
 			}
 			run(b, fullChain(b, otel), req)
 		})
+		b.Run(name+"/unsampled", func(b *testing.B) {
+			// A sampler that records no span: the span is not recording,
+			// so none of its attributes are computed; the metric still is.
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithSpanProcessor(discard{}))
+			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+			defer func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) }()
+			otel, err := otelmw.New(otelmw.WithTracerProvider(tp), otelmw.WithMeterProvider(mp), otelmw.WithPropagator(prop))
+			if err != nil {
+				b.Fatal(err)
+			}
+			run(b, fullChain(b, otel), req)
+		})
 	}
 }
 
