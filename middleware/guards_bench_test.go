@@ -2,6 +2,8 @@ package middleware_test
 
 import (
 	"context"
+	mrand "math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -66,8 +68,9 @@ func BenchmarkRequireScopesAdmitted(b *testing.B) {
 		&toolctx.Request{Tool: "deploy", Identity: &toolctx.Identity{Subject: "alice", Scopes: []string{"read", "deploy:prod"}}})
 }
 
-// BenchmarkRateLimiterBare is the floor RateLimit stands on: one
-// golang.org/x/time/rate bucket and a clock read, no key, no table.
+// BenchmarkRateLimiterBare is the floor RateLimit stood on while its
+// buckets were golang.org/x/time/rate's: one such bucket and a clock read,
+// no key, no table.
 func BenchmarkRateLimiterBare(b *testing.B) {
 	lim := rate.NewLimiter(rate.Limit(1e12), 1<<30)
 	b.ReportAllocs()
@@ -75,6 +78,55 @@ func BenchmarkRateLimiterBare(b *testing.B) {
 		if !lim.AllowN(time.Now(), 1) {
 			b.Fatal("rejected")
 		}
+	}
+}
+
+// BenchmarkRateLimitVsXTimeRate compares, in the same loop, RateLimit's
+// admitted path with the floor it used to stand on (one x/time/rate
+// Limiter.AllowN at time.Now, no key, no table): in every round, in a new
+// random order, a batch of each, timed by the thread's CPU clock (the
+// -cpu-ns metrics: not the time spent waiting for a core on a loaded
+// machine) and by wall time (-ns).
+func BenchmarkRateLimitVsXTimeRate(b *testing.B) {
+	next := toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return benchOK })
+	lim := rate.NewLimiter(rate.Limit(1e12), 1<<30)
+	ways := [2]toolctx.Handler{
+		middleware.RateLimit(middleware.RateLimitConfig{Rate: rate.Limit(1e12), Burst: 1 << 30})(next),
+		toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+			if lim.AllowN(time.Now(), 1) {
+				return benchOK
+			}
+			return nil
+		}),
+	}
+	req := &toolctx.Request{Tool: "search", Identity: &toolctx.Identity{Subject: "alice"}}
+	ctx := context.Background()
+	runtime.LockOSThread() // the thread's CPU clock is the goroutine's
+	defer runtime.UnlockOSThread()
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	order := [2]int{0, 1}
+	var cpu, wall [2]time.Duration
+	const batch = 256
+	calls := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, j := range order {
+			h := ways[j]
+			c0, w0 := threadCPU(), time.Now()
+			for range batch {
+				if h.CallTool(ctx, req) != benchOK {
+					b.Fatal("rejected")
+				}
+			}
+			wall[j] += time.Since(w0)
+			cpu[j] += threadCPU() - c0
+		}
+		calls += batch
+	}
+	for j, name := range []string{"ratelimit", "xtimerate"} {
+		b.ReportMetric(float64(cpu[j])/float64(calls), name+"-cpu-ns")
+		b.ReportMetric(float64(wall[j])/float64(calls), name+"-ns")
 	}
 }
 

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"testing"
@@ -77,20 +78,77 @@ func TestKeyTableExpiry(t *testing.T) {
 	mu.Unlock()
 }
 
-// A rate bucket idle for longer than it takes to refill is dropped first
-// when room is needed; a recently used one is kept.
+// A bucket that has refilled is dropped first when room is needed (a new
+// one is the same); one still short of tokens is kept.
 func TestRateBucketsExpiry(t *testing.T) {
-	l := newRateLimiter(RateLimitConfig{Rate: 1, Burst: 10, MaxKeys: 2}) // ttl: 10s to refill
+	l := newRateLimiter(RateLimitConfig{Rate: 1, Burst: 10, MaxKeys: 2}) // a token a second
 	b := l.buckets
-	ttl := b.ttl
-	old := b.get("idle", 0)
-	b.get("busy", 0)
-	b.get("busy", 2*ttl) // used again just now
-	b.get("new", 2*ttl+1)
+	sec := int64(time.Second)
+	idle := b.get("idle", 0)
+	_, ok := l.take(idle, 0)
+	require.True(t, ok, "idle's first call")
+	busy := b.get("busy", 0)
+	for i := 0; i < 5; i++ {
+		_, ok := l.take(busy, 20*sec)
+		require.True(t, ok, "busy's call %d", i)
+	}
+	b.get("new", 20*sec+1) // idle has been full since 1s; busy is 5 tokens short until 25s
 	assert.Equal(t, 2, b.len(), "still at most MaxKeys")
 	_, idleKept := b.m.Load("idle")
-	assert.False(t, idleKept, "the idle bucket made room")
+	assert.False(t, idleKept, "the full bucket made room")
 	_, busyKept := b.m.Load("busy")
-	assert.True(t, busyKept, "the recently used bucket stays")
-	assert.NotSame(t, old, b.get("idle", 2*ttl+2), "an expired key starts again with a new (full) bucket")
+	assert.True(t, busyKept, "the bucket short of tokens stays")
+	assert.NotSame(t, idle, b.get("idle", 20*sec+2), "a dropped key starts again with a new (full) bucket")
+}
+
+// The buckets decide as golang.org/x/time/rate's Limiter.Allow does, call
+// for call, and the retry-after is the time until its next token: random
+// call times against several rates and bursts, with a limiter of the
+// library beside each bucket.
+func TestRateBucketMatchesXTimeRate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, c := range []struct {
+		every time.Duration
+		burst int
+	}{
+		{time.Millisecond, 1}, {7 * time.Millisecond, 3}, {time.Second / 30, 10}, {time.Second, 5}, {time.Minute, 2},
+	} {
+		l := newRateLimiter(RateLimitConfig{Rate: rate.Every(c.every), Burst: c.burst})
+		b := &bucket{}
+		ref := rate.NewLimiter(rate.Every(c.every), c.burst)
+		now := int64(0)
+		admitted, rejected := 0, 0
+		afterWait := false // this call is the first after a rejection's wait: it must be admitted
+		for i := 0; i < 20_000; i++ {
+			// Bursts of calls closer than the interval, and pauses.
+			switch {
+			case afterWait:
+			case rng.IntN(10) == 0:
+				now += rng.Int64N(int64(c.every) * int64(c.burst+2))
+			default:
+				now += rng.Int64N(int64(c.every) / 2)
+			}
+			at := l.start.Add(time.Duration(now))
+			wantOK := ref.AllowN(at, 1)
+			wait, ok := l.take(b, now)
+			require.Equal(t, wantOK, ok, "every %v burst %d, call %d at %v: the same decision as x/time/rate", c.every, c.burst, i, time.Duration(now))
+			if afterWait {
+				require.True(t, ok, "every %v burst %d, call %d: a token once the wait is over", c.every, c.burst, i)
+				afterWait = false
+			}
+			if ok {
+				admitted++
+				continue
+			}
+			rejected++
+			refWait := time.Duration((1 - ref.TokensAt(at)) * float64(c.every))
+			require.InDelta(t, float64(refWait), float64(wait), float64(time.Microsecond),
+				"every %v burst %d, call %d: the wait until the next token", c.every, c.burst, i)
+			require.False(t, ref.AllowN(at.Add(wait-time.Microsecond), 1), "x/time/rate has no token either just before the wait ends")
+			now += int64(wait + time.Microsecond)
+			afterWait = true
+		}
+		require.Positive(t, admitted, "every %v: some admitted", c.every)
+		require.Positive(t, rejected, "every %v: some rejected", c.every)
+	}
 }

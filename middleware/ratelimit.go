@@ -41,7 +41,9 @@ const defaultMaxKeys = 10_000
 type RateLimitConfig struct {
 	// Rate is how many calls per second each key may make, on average
 	// (rate.Every(time.Minute/30) is 30 a minute). Required: it must be
-	// positive and finite.
+	// positive and finite. The interval between tokens is kept in whole
+	// nanoseconds (rate.Every(d) is exactly one token per d); a rate above
+	// 1e9 a second counts as 1e9.
 	Rate rate.Limit
 	// Burst is how many calls a key may make at once, after being idle.
 	// Zero means 1.
@@ -50,9 +52,9 @@ type RateLimitConfig struct {
 	// bucket per caller. Use [When] to limit some tools only, and one
 	// RateLimit per tool for a bucket per caller and tool.
 	Key KeyFunc
-	// MaxKeys bounds how many buckets are kept (about 200 bytes each).
-	// Default 10,000. A bucket idle for as long as it takes to refill is
-	// dropped when room is needed, which loses nothing; when none is idle
+	// MaxKeys bounds how many buckets are kept (about 100 bytes each, with
+	// the key). Default 10,000. A bucket that has refilled is dropped when
+	// room is needed, which loses nothing; when none has
 	// that long (a client inventing keys faster than they expire), an
 	// arbitrary bucket is dropped, and its key starts again with a full
 	// burst. Keys invented by the client are only as good as the
@@ -61,27 +63,43 @@ type RateLimitConfig struct {
 	MaxKeys int
 }
 
-// RateLimit admits calls at the configured rate per key, with token buckets
-// (golang.org/x/time/rate). A call over its key's rate is rejected before
-// the interceptors inside and the handler run, with the public
-// [errs.CodeRateLimited] error "too many calls: retry after 1.5s" and the
-// detail {"retry_after_ms": 1500}, the time until the bucket has a token
-// again. The audit row has its code; Diagnostics is not called.
+// RateLimit admits calls at the configured rate per key, with token
+// buckets: the semantics of golang.org/x/time/rate's Limiter.Allow (a
+// bucket holds at most Burst tokens, starts full, gains Rate tokens a
+// second, and a call takes one or is rejected), computed without a lock.
+// A call over its key's rate is rejected before the interceptors inside
+// and the handler run, with the public [errs.CodeRateLimited] error "too
+// many calls: retry after 1.5s" and the detail {"retry_after_ms": 1500},
+// the time until the bucket has a token again, rounded up to the
+// millisecond. The audit row has its code; Diagnostics is not called.
 //
 // One RateLimit is one set of buckets, shared by every handler it wraps.
-// The admitted path takes a clock read, a map lookup under a sharded lock
-// and the bucket's own lock, and does not allocate once the key has a
-// bucket. A configuration mistake panics, at construction.
+// The admitted path takes one monotonic clock read, a lock-free lookup of
+// the key's bucket and one compare-and-swap, and does not allocate once
+// the key has a bucket. A configuration mistake panics, at construction.
 func RateLimit(cfg RateLimitConfig) toolctx.Middleware {
 	return newRateLimiter(cfg).middleware
 }
 
 // rateLimiter is one RateLimit's buckets.
+//
+// A bucket is one number, its theoretical arrival time (the generic cell
+// rate algorithm): the time, on the limiter's clock, at which the bucket
+// is full again. At time now it holds Burst - max(tat-now, 0)/interval
+// tokens; a call is admitted when that is at least one, that is when
+// max(tat, now) - now <= (Burst-1)*interval, and taking the token moves tat
+// to max(tat, now) + interval. A bucket with tat <= now is full: the same as
+// a new one.
 type rateLimiter struct {
-	buckets *rateBuckets
-	key     KeyFunc
-	rate    rate.Limit
+	buckets   *rateBuckets
+	key       KeyFunc
+	start     time.Time // the clock: nanoseconds since start (monotonic)
+	interval  int64     // nanoseconds per token
+	tolerance int64     // (Burst-1) * interval: how far ahead of now tat may be
 }
+
+// maxSpan bounds interval and tolerance, so that tat never overflows.
+const maxSpan = int64(1) << 61
 
 func newRateLimiter(cfg RateLimitConfig) *rateLimiter {
 	r := cfg.Rate
@@ -102,86 +120,93 @@ func newRateLimiter(cfg RateLimitConfig) *rateLimiter {
 	if key == nil {
 		key = CallerKey
 	}
-	// A bucket idle this long is full again: dropping it loses nothing.
-	refill := time.Duration(float64(burst) / float64(r) * float64(time.Second))
+	interval := int64(min(max(math.Round(float64(time.Second)/float64(r)), 1), float64(maxSpan)))
+	tolerance := int64(min(float64(burst-1)*float64(interval), float64(maxSpan)))
+	// A bucket refills in Burst intervals; the table sweeps for full
+	// buckets at most once per quarter of that (and of a second).
+	refill := time.Duration(min(float64(burst)*float64(interval), float64(maxSpan)))
 	return &rateLimiter{
-		buckets: &rateBuckets{max: maxKeys, ttl: int64(max(refill, time.Second)), start: time.Now(), rate: r, burst: burst},
-		key:     key,
-		rate:    r,
+		buckets:   &rateBuckets{max: maxKeys, sweepEvery: int64(max(refill, time.Second)) / 4},
+		key:       key,
+		start:     time.Now(),
+		interval:  interval,
+		tolerance: tolerance,
 	}
 }
 
 func (l *rateLimiter) middleware(next toolctx.Handler) toolctx.Handler {
 	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-		d := time.Since(l.buckets.start) // one monotonic clock read; time.Now reads the wall clock too
-		now := l.buckets.start.Add(d)
-		lim := l.buckets.get(l.key(req), int64(d))
-		if lim.AllowN(now, 1) {
+		now := int64(time.Since(l.start)) // one monotonic clock read; time.Now reads the wall clock too
+		wait, ok := l.take(l.buckets.get(l.key(req), now), now)
+		if ok {
 			return next.CallTool(ctx, req)
 		}
-		return rateLimited(retryAfter(lim, now, l.rate))
+		return rateLimited(retryAfter(wait))
 	})
+}
+
+// take takes a token from b at now, or reports how long until b has one.
+func (l *rateLimiter) take(b *bucket, now int64) (wait time.Duration, ok bool) {
+	for {
+		tat := b.tat.Load()
+		t := max(tat, now)
+		if ahead := t - now; ahead > l.tolerance {
+			return time.Duration(ahead - l.tolerance), false
+		}
+		if b.tat.CompareAndSwap(tat, t+l.interval) {
+			return 0, true
+		}
+	}
 }
 
 // rateBuckets holds the buckets, at most max of them. A bucket is found
 // without a lock (a sync.Map: keys are read far more often than added);
-// adding one takes mu, and drops buckets when the table is full: those idle
-// for longer than ttl (full again, so nothing is lost), at most once per
-// quarter of ttl, or else an arbitrary one.
+// adding one takes mu, and drops buckets when the table is full: the full
+// ones (nothing is lost), at most once per sweepEvery, or else an
+// arbitrary one.
 type rateBuckets struct {
-	m     sync.Map // string -> *bucket
-	start time.Time
-	ttl   int64 // nanoseconds since start
-	max   int
-	rate  rate.Limit
-	burst int
+	m          sync.Map // string -> *bucket
+	max        int
+	sweepEvery int64 // nanoseconds
 
 	mu        sync.Mutex
 	n         int // buckets in m, under mu
 	lastSweep int64
+	swept     bool // lastSweep is set
 }
 
 type bucket struct {
-	lim  *rate.Limiter
-	last atomic.Int64 // when it was last used, nanoseconds since start
+	tat atomic.Int64 // when the bucket is full again, on the limiter's clock
 }
 
-func (t *rateBuckets) get(key string, now int64) *rate.Limiter {
+func (t *rateBuckets) get(key string, now int64) *bucket {
 	if v, ok := t.m.Load(key); ok {
-		b := v.(*bucket)
-		// Record the use only when the recorded one is a sixteenth of
-		// ttl old: a plain load on most calls instead of a locked store,
-		// and makeRoom allows for the staleness.
-		if now-b.last.Load() > t.ttl/16 {
-			b.last.Store(now)
-		}
-		return b.lim
+		return v.(*bucket)
 	}
 	return t.add(key, now)
 }
 
-func (t *rateBuckets) add(key string, now int64) *rate.Limiter {
+func (t *rateBuckets) add(key string, now int64) *bucket {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if v, ok := t.m.Load(key); ok { // added while we waited for mu
-		return v.(*bucket).lim
+		return v.(*bucket)
 	}
 	if t.n >= t.max {
 		t.makeRoom(now)
 	}
-	b := &bucket{lim: rate.NewLimiter(t.rate, t.burst)}
-	b.last.Store(now)
+	b := &bucket{} // tat 0: full
 	t.m.Store(key, b)
 	t.n++
-	return b.lim
+	return b
 }
 
-// makeRoom drops idle buckets, or else one arbitrary bucket; under mu.
+// makeRoom drops the full buckets, or else one arbitrary bucket; under mu.
 func (t *rateBuckets) makeRoom(now int64) {
-	if now-t.lastSweep >= t.ttl/4 {
-		t.lastSweep = now
+	if !t.swept || now-t.lastSweep >= t.sweepEvery {
+		t.lastSweep, t.swept = now, true
 		t.m.Range(func(k, v any) bool {
-			if now-v.(*bucket).last.Load() > t.ttl+t.ttl/16 { // idle for longer than ttl
+			if v.(*bucket).tat.Load() <= now {
 				t.m.Delete(k)
 				t.n--
 			}
@@ -205,10 +230,8 @@ func (t *rateBuckets) len() int {
 	return t.n
 }
 
-// retryAfter is how long until lim has a token, rounded up to the
-// millisecond.
-func retryAfter(lim *rate.Limiter, now time.Time, r rate.Limit) time.Duration {
-	wait := time.Duration((1 - lim.TokensAt(now)) / float64(r) * float64(time.Second))
+// retryAfter is wait rounded up to the millisecond, at least one.
+func retryAfter(wait time.Duration) time.Duration {
 	return max((wait + time.Millisecond - 1).Truncate(time.Millisecond), time.Millisecond)
 }
 
