@@ -88,11 +88,15 @@ type AsyncOptions struct {
 	Limits Limits
 	// Fallback receives the batches that neither the sink nor the spool
 	// could take, and rows emitted after Close. It must be safe for
-	// concurrent use and fast. Default: a [SlogSink] on Logger's handler.
+	// concurrent use and fast. Default: a [SlogSink] on FallbackLogger's
+	// handler.
 	Fallback Sink
-	// Logger reports failures, drops (at most once per DropLogInterval)
-	// and the counters on Close. Default slog.Default().
-	Logger *slog.Logger
+	// FallbackLogger is where the writer reports its own troubles: failed
+	// writes, drops (at most once per DropLogInterval) and the counters on
+	// Close; and, without a Fallback sink, where the rows go that nothing
+	// else took. The same knob as [WithFallbackLogger] and
+	// middleware.WithFallbackLogger. Default slog.Default().
+	FallbackLogger *slog.Logger
 	// DropLogInterval is how often dropped rows are reported, at most.
 	// Default 10s.
 	DropLogInterval time.Duration
@@ -212,11 +216,11 @@ func NewAsync(sink Sink, cfg AsyncOptions) *Async {
 	if cfg.DropLogInterval <= 0 {
 		cfg.DropLogInterval = 10 * time.Second
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	if cfg.FallbackLogger == nil {
+		cfg.FallbackLogger = slog.Default()
 	}
 	if cfg.Fallback == nil {
-		cfg.Fallback = NewSlogSink(cfg.Logger.Handler())
+		cfg.Fallback = NewSlogSink(cfg.FallbackLogger.Handler())
 	}
 	a := &Async{
 		sink:     sink,
@@ -388,7 +392,7 @@ func (a *Async) Close(ctx context.Context) error {
 			a.closeErr = fmt.Errorf("%w; the rows left went to the fallback sink", a.closeErr)
 		}
 		a.logDrops()
-		a.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "toolmw/audit: writer closed",
+		a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelInfo, "toolmw/audit: writer closed",
 			slog.Any("stats", a.Stats()))
 	})
 	return a.closeErr
@@ -464,7 +468,7 @@ func (a *Async) dispatch() {
 		case <-syncTick.C:
 			if a.spool != nil && !disk {
 				if err := a.spool.sync(); err != nil {
-					a.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool fsync failed",
+					a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool fsync failed",
 						slog.String("error", err.Error()))
 				}
 			}
@@ -488,7 +492,7 @@ func (a *Async) logDrops() {
 	if d == a.droppedLogged {
 		return
 	}
-	a.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: AUDIT ROWS DROPPED",
+	a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: AUDIT ROWS DROPPED",
 		slog.Uint64("rows", d-a.droppedLogged), slog.Uint64("total", d),
 		slog.String("why", "the queue or the spool was full; see Stats"))
 	a.droppedLogged = d
@@ -531,13 +535,13 @@ func (a *Async) spooledOrLost(batch []Record, err error) {
 	case err == nil:
 		a.spooled.Add(n)
 		if a.spoolFailing.Swap(false) {
-			a.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "toolmw/audit: the spool takes rows again")
+			a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelInfo, "toolmw/audit: the spool takes rows again")
 		}
 	case errors.Is(err, ErrSpoolFull):
 		a.dropped.Add(n)
 	default:
 		if !a.spoolFailing.Swap(true) {
-			a.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: the spool failed",
+			a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: the spool failed",
 				slog.String("error", err.Error()))
 		}
 		a.toFallback(context.Background(), batch, err)
@@ -554,7 +558,7 @@ func (a *Async) write() {
 		if a.spool != nil {
 			e, recs, ok, err := a.spool.peek()
 			if err != nil {
-				a.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: a spooled batch cannot be read; it is skipped",
+				a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: a spooled batch cannot be read; it is skipped",
 					slog.Int("rows", e.rows), slog.String("error", err.Error()))
 				a.dropped.Add(uint64(e.rows))
 				_ = a.spool.ack(e)
@@ -612,10 +616,10 @@ func (a *Async) replay(e *entry, recs []Record, closing bool) bool {
 			a.written.Add(n)
 			a.replayed.Add(n)
 			if err := a.spool.ack(e); err != nil {
-				a.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool", slog.String("error", err.Error()))
+				a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool", slog.String("error", err.Error()))
 			}
 			if attempt > 0 {
-				a.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "toolmw/audit: the sink answers again; replaying the spool",
+				a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelInfo, "toolmw/audit: the sink answers again; replaying the spool",
 					slog.Int("spool_rows", a.spool.Rows()))
 			}
 			return true
@@ -624,7 +628,7 @@ func (a *Async) replay(e *entry, recs []Record, closing bool) bool {
 			return false
 		}
 		if attempt == 0 {
-			a.cfg.Logger.LogAttrs(context.Background(), slog.LevelWarn, "toolmw/audit: sink write failed; rows stay in the spool and are retried",
+			a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelWarn, "toolmw/audit: sink write failed; rows stay in the spool and are retried",
 				slog.Int("rows", len(recs)), slog.Int("spool_rows", a.spool.Rows()), slog.String("error", err.Error()))
 		}
 		t := time.NewTimer(wait)
@@ -665,7 +669,7 @@ func (a *Async) writeDirect(batch []Record) {
 				a.recycle(batch)
 				return
 			}
-			a.cfg.Logger.LogAttrs(context.Background(), slog.LevelWarn, "toolmw/audit: sink write failed; the batch goes to the spool",
+			a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelWarn, "toolmw/audit: sink write failed; the batch goes to the spool",
 				slog.Int("rows", len(batch)), slog.String("error", err.Error()))
 			err = a.spool.add(id, batch, false)
 		}
@@ -687,7 +691,7 @@ func (a *Async) writeDirect(batch []Record) {
 			break
 		}
 		if attempt == 0 {
-			a.cfg.Logger.LogAttrs(context.Background(), slog.LevelWarn, "toolmw/audit: sink write failed; retrying",
+			a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelWarn, "toolmw/audit: sink write failed; retrying",
 				slog.Int("rows", len(batch)), slog.String("error", err.Error()))
 		}
 		t := time.NewTimer(wait)
@@ -721,11 +725,11 @@ func (a *Async) forget() {
 
 func (a *Async) toFallback(ctx context.Context, batch []Record, cause error) {
 	n := uint64(len(batch))
-	a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "toolmw/audit: sending rows to the fallback sink",
+	a.cfg.FallbackLogger.LogAttrs(ctx, slog.LevelError, "toolmw/audit: sending rows to the fallback sink",
 		slog.Int("rows", len(batch)), slog.String("error", cause.Error()))
 	if err := safeWrite(ctx, a.cfg.Fallback, batch); err != nil {
 		a.dropped.Add(n)
-		a.cfg.Logger.LogAttrs(ctx, slog.LevelError, "toolmw/audit: the fallback sink failed; rows dropped",
+		a.cfg.FallbackLogger.LogAttrs(ctx, slog.LevelError, "toolmw/audit: the fallback sink failed; rows dropped",
 			slog.Int("rows", len(batch)), slog.String("error", err.Error()))
 		return
 	}

@@ -25,7 +25,7 @@ import (
 // the sink is released is the proof), and every row is accounted for.
 func TestDefaultConfigNeverWaitsOnAStalledSink(t *testing.T) {
 	s := &stallSink{release: make(chan struct{})}
-	w := audit.NewAsync(s, audit.AsyncOptions{Fallback: &memSink{}, Logger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncOptions{Fallback: &memSink{}, FallbackLogger: discardLogger(nil)})
 	h, err := middleware.New(audit.Interceptor(w)).ThenFunc(okHandler)
 	require.NoError(t, err)
 	const n = 20000
@@ -57,7 +57,7 @@ func TestQueuedRowsHoldNoReferenceToTheCall(t *testing.T) {
 		t.Skip("sends 800 MB of arguments")
 	}
 	s := &stallSink{release: make(chan struct{})}
-	w := audit.NewAsync(s, audit.AsyncOptions{Fallback: &memSink{}, Logger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncOptions{Fallback: &memSink{}, FallbackLogger: discardLogger(nil)})
 	result := toolctx.TextResult("ok")
 	h, err := middleware.New(audit.Interceptor(w)).ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
 		return result
@@ -133,7 +133,7 @@ func TestLimitsCutWithAMarker(t *testing.T) {
 // interceptor reach the sink cut to the configured limits.
 func TestAsyncCutsRowsToItsLimits(t *testing.T) {
 	s := &memSink{}
-	w := audit.NewAsync(s, audit.AsyncOptions{Limits: audit.Limits{Tool: 64, ClientMeta: 128}, Logger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncOptions{Limits: audit.Limits{Tool: 64, ClientMeta: 128}, FallbackLogger: discardLogger(nil)})
 	h, err := middleware.New(audit.Interceptor(w)).ThenFunc(okHandler)
 	require.NoError(t, err)
 	huge := strings.Repeat("n", 1<<20)

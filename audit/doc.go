@@ -29,7 +29,7 @@
 //
 //	store, err := sqlstore.OpenSQLite(ctx, "/var/lib/app/audit.db", sqlstore.Options{})
 //	if err != nil { return err }
-//	spool, err := audit.OpenSpool("/var/lib/app/audit.spool", audit.SpoolConfig{})
+//	spool, err := audit.OpenSpool("/var/lib/app/audit.spool", audit.SpoolOptions{})
 //	if err != nil { return err }
 //	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool})
 //	defer store.Close()

@@ -39,20 +39,28 @@ type EmitterFunc func(ctx context.Context, r Record)
 // Emit calls f(ctx, r).
 func (f EmitterFunc) Emit(ctx context.Context, r Record) { f(ctx, r) }
 
+// DirectOptions configures [Direct]. The zero value gives the defaults.
+type DirectOptions struct {
+	// FallbackLogger is where a row goes, with the call id and the error
+	// or panic value, when the sink fails or panics: the same knob as
+	// [AsyncOptions.FallbackLogger]. Default slog.Default().
+	FallbackLogger *slog.Logger
+}
+
 // Direct returns an [Emitter] that writes each row synchronously to s, as a
 // batch of one, cut to [DefaultLimits] as [Async] cuts its rows, with a
 // context that is not cancelled when the call is (the row of a cancelled
-// call must still be written). A write that fails or
-// panics does not lose the row: it is written to logger (slog.Default()
-// when nil) with the call id and the error or panic value. Use it for fast
-// sinks such as a [SlogSink]; put slow ones behind [Async]. A nil s
+// call must still be written). A write that fails or panics does not lose
+// the row: it goes to opts.FallbackLogger. Use it for fast sinks such as a
+// [SlogSink]; put slow ones behind [Async]. A nil s
 // panics, at construction (see package middleware's doc on construction
 // mistakes).
-func Direct(s Sink, logger *slog.Logger) Emitter {
+func Direct(s Sink, opts DirectOptions) Emitter {
 	if s == nil {
 		panic("audit.Direct: the sink is nil")
 	}
 	limits := DefaultLimits()
+	logger := opts.FallbackLogger
 	return EmitterFunc(func(ctx context.Context, r Record) {
 		limits.apply(&r)
 		err, panicked := writeOne(ctx, s, r)

@@ -48,8 +48,8 @@ type OnceSink interface {
 	ForgetBatches(ctx context.Context, spool string, below uint64) error
 }
 
-// SpoolConfig configures [OpenSpool]. The zero value gives the defaults.
-type SpoolConfig struct {
+// SpoolOptions configures [OpenSpool]. The zero value gives the defaults.
+type SpoolOptions struct {
 	// MaxBytes bounds the spool's files on disk. When a batch does not
 	// fit, its rows are counted as dropped and logged, and the call is
 	// answered as usual. Default 256 MiB.
@@ -58,9 +58,10 @@ type SpoolConfig struct {
 	// is deleted once all its batches are in the store. Default 4 MiB, at
 	// most MaxBytes/4.
 	SegmentBytes int64
-	// Logger reports what the spool found on open (a torn or corrupt
-	// file). Default slog.Default().
-	Logger *slog.Logger
+	// FallbackLogger is where the spool reports what it found on open (a
+	// torn or corrupt file). The same knob as
+	// [AsyncOptions.FallbackLogger]. Default slog.Default().
+	FallbackLogger *slog.Logger
 }
 
 // ErrSpoolFull is returned (wrapped) when a batch does not fit in the
@@ -140,7 +141,7 @@ var errSpoolVersion = errors.New("spool format version")
 // reads what a previous process left there. It fails at once, with an
 // error naming the directory, when the directory cannot be created or
 // written or another process holds it.
-func OpenSpool(dir string, cfg SpoolConfig) (*Spool, error) {
+func OpenSpool(dir string, cfg SpoolOptions) (*Spool, error) {
 	if dir == "" {
 		return nil, errors.New("audit: spool: the directory is empty")
 	}
@@ -151,8 +152,8 @@ func OpenSpool(dir string, cfg SpoolConfig) (*Spool, error) {
 		cfg.SegmentBytes = 4 << 20
 	}
 	cfg.SegmentBytes = max(min(cfg.SegmentBytes, cfg.MaxBytes/4), 4096)
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	if cfg.FallbackLogger == nil {
+		cfg.FallbackLogger = slog.Default()
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("audit: spool %q: cannot create the directory: %w (pass a writable directory)", dir, err)
@@ -165,7 +166,7 @@ func OpenSpool(dir string, cfg SpoolConfig) (*Spool, error) {
 		_ = lock.Close()
 		return nil, fmt.Errorf("audit: spool %q: another process uses it: %w (give each process its own spool directory)", dir, err)
 	}
-	s := &Spool{dir: dir, maxBytes: cfg.MaxBytes, segBytes: cfg.SegmentBytes, logger: cfg.Logger, lock: lock,
+	s := &Spool{dir: dir, maxBytes: cfg.MaxBytes, segBytes: cfg.SegmentBytes, logger: cfg.FallbackLogger, lock: lock,
 		cacheMax: 16384, notify: make(chan struct{}, 1)}
 	if err := s.load(); err != nil {
 		_ = lock.Close()

@@ -134,7 +134,7 @@ func BenchmarkAudit(b *testing.B) {
 		b.Run(st.name+"/throughput", func(b *testing.B) {
 			s, server := st.open(b)
 			rows := auditRows(4096)
-			w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: storeBatch, Policy: audit.Block, BlockTimeout: time.Minute, Logger: discardLogger(), Fallback: discardSink})
+			w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: storeBatch, Policy: audit.Block, BlockTimeout: time.Minute, FallbackLogger: discardLogger(), Fallback: discardSink})
 			ctx := context.Background()
 			b.ReportAllocs()
 			if server != nil {
@@ -232,7 +232,7 @@ func benchStalled(b *testing.B, q int) {
 		return nil
 	})
 	heap0, _ := memNow()
-	w := audit.NewAsync(stall, audit.AsyncOptions{QueueSize: q, Policy: audit.Drop, Logger: discardLogger(), Fallback: discardSink})
+	w := audit.NewAsync(stall, audit.AsyncOptions{QueueSize: q, Policy: audit.Drop, FallbackLogger: discardLogger(), Fallback: discardSink})
 	defer func() {
 		close(release)
 		_ = w.Close(context.Background())

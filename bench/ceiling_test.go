@@ -160,7 +160,7 @@ func BenchmarkCeiling(b *testing.B) {
 func ceilingToolmw(b *testing.B, st store) {
 	s, server := st.open(b)
 	rows := auditRows(4096)
-	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: storeBatch, Policy: audit.Block, BlockTimeout: time.Minute, Logger: discardLogger(), Fallback: discardSink})
+	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: storeBatch, Policy: audit.Block, BlockTimeout: time.Minute, FallbackLogger: discardLogger(), Fallback: discardSink})
 	ctx := context.Background()
 	if server != nil {
 		server.begin(b)

@@ -34,11 +34,11 @@ func demoServer(tb testing.TB) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	spool, err := audit.OpenSpool(filepath.Join(dir, "audit.db.spool"), audit.SpoolConfig{Logger: discardLogger()})
+	spool, err := audit.OpenSpool(filepath.Join(dir, "audit.db.spool"), audit.SpoolOptions{FallbackLogger: discardLogger()})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool, Logger: discardLogger()})
+	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool, FallbackLogger: discardLogger()})
 	calls := stack.NewInFlight()
 	logger := discardLogger()
 	s, err := stack.NewServer(stack.ServerOptions{Audit: w, Logger: logger, SDKLogger: logger, SlowTimeout: 2 * time.Second,

@@ -28,8 +28,8 @@ var discardSink = audit.SinkFunc(func(context.Context, []audit.Record) error { r
 // policy (a call never waits for the sink), in front of sink.
 func newAsync(tb testing.TB, sink audit.Sink, cfg audit.AsyncOptions) *audit.Async {
 	tb.Helper()
-	if cfg.Logger == nil {
-		cfg.Logger = discardLogger()
+	if cfg.FallbackLogger == nil {
+		cfg.FallbackLogger = discardLogger()
 	}
 	if cfg.Fallback == nil {
 		cfg.Fallback = discardSink
@@ -68,7 +68,7 @@ func fullChainSlog(tb testing.TB) (toolctx.Middleware, *audit.Async) {
 // (audit.Direct): the same kind of work, done at the same time, as the
 // SDKs' own logging middleware, so that like is compared with like.
 func fullChainSyncSlog() toolctx.Middleware {
-	return fullChain(audit.Direct(audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil)), discardLogger())).Middleware()
+	return fullChain(audit.Direct(audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil)), audit.DirectOptions{FallbackLogger: discardLogger()})).Middleware()
 }
 
 // cpuTime is the process's user+system CPU time, every thread (getrusage

@@ -28,7 +28,7 @@ func Example() {
 		log.Fatal(err) // names the problem: missing directory, read-only, newer schema...
 	}
 	defer store.Close()
-	spool, err := audit.OpenSpool(filepath.Join(dir, "audit.spool"), audit.SpoolConfig{})
+	spool, err := audit.OpenSpool(filepath.Join(dir, "audit.spool"), audit.SpoolOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}

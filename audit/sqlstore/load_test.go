@@ -101,7 +101,7 @@ func TestConcurrentCallsLoseNothing(t *testing.T) {
 			s, raw := b.open(t)
 			fb := &countSink{}
 			w := audit.NewAsync(s, audit.AsyncOptions{QueueSize: 16384, BatchSize: 1000, FlushInterval: 20 * time.Millisecond,
-				Policy: audit.Block, BlockTimeout: time.Minute, Fallback: fb, Logger: quiet()})
+				Policy: audit.Block, BlockTimeout: time.Minute, Fallback: fb, FallbackLogger: quiet()})
 			start := time.Now()
 			counts := runLoad(t, w, loadGoroutines, calls)
 			t.Logf("%s: %d calls in %v; %+v", b.name, loadGoroutines*calls, time.Since(start), w.Stats())

@@ -39,14 +39,14 @@ func openAudit(ctx context.Context, cfg config, logger *slog.Logger) (*auditLog,
 			spoolDir = strings.SplitN(cfg.auditDB, "?", 2)[0] + ".spool"
 		}
 	}
-	spool, err := audit.OpenSpool(spoolDir, audit.SpoolConfig{Logger: logger})
+	spool, err := audit.OpenSpool(spoolDir, audit.SpoolOptions{FallbackLogger: logger})
 	if err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("%v (pass -audit-spool with a writable directory)", err)
 	}
 	// The recommended configuration: a call never waits on the store; an
 	// outage is absorbed by the spool and replayed once the store is back.
-	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool, Logger: logger}) // logs its Stats on Close
+	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool, FallbackLogger: logger}) // logs its Stats on Close
 	return &auditLog{store: store, w: w, where: where, logger: logger}, nil
 }
 
