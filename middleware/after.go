@@ -51,9 +51,9 @@ type AfterFunc func(ctx context.Context, info CallInfo)
 // outward. A call whose goroutine calls runtime.Goexit inside After (what
 // t.FailNow does in a test helper) is reported the same way, with the cause
 // errs.NewPanicError([errs.ErrGoexit]), and the Goexit continues: nothing,
-// not even Recover, can stop a Goexit; the adapters run the chain on a
-// goroutine of their own and answer such a call with the generic internal
-// failure.
+// not even Recover, can stop a Goexit; the adapters run the chain contained
+// (on a coroutine of its own, which a Goexit ends instead of the SDK's
+// goroutine) and answer such a call with the generic internal failure.
 //
 // fn runs synchronously before the result goes back to the client: hand
 // slow work to a queue. A panic in fn is caught and reported once to the

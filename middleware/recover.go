@@ -17,9 +17,9 @@ import (
 //
 // Recover cannot stop a runtime.Goexit (what t.FailNow does in a test
 // helper): no deferred function can. [After] and [Diagnostics] report a
-// Goexit that passes through them; the adapters run the chain on a
-// goroutine of their own and answer such a call with the generic internal
-// failure.
+// Goexit that passes through them; the adapters run the chain contained
+// (on a coroutine of its own, which a Goexit ends instead of the SDK's
+// goroutine) and answer such a call with the generic internal failure.
 func Recover(next toolctx.Handler) toolctx.Handler {
 	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
 		defer func() {

@@ -286,7 +286,7 @@ func (a *adapter) serve(ctx context.Context, request mcp.CallToolRequest, next s
 
 // answer sets c.out, what mcp-go gets for the chain's result c.res: its
 // normalized public fields, or the very result the handler returned when
-// the chain passed a success through. It runs on the adapter's goroutine,
+// the chain passed a success through. It runs on the chain's coroutine,
 // after the chain (from runChain's deferred function, so after a Goexit
 // too): normalizing calls the cause's Is and As methods, which may panic,
 // and a panic here becomes the generic failure.

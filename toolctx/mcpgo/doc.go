@@ -47,8 +47,8 @@
 //     then is answered with the generic failure and logged ([WithFallbackLogger]),
 //     the hooks having seen it as it was.
 //   - The chain runs on a coroutine of the adapter's own (iter.Pull's
-//     machinery, so no thread is woken for it): a runtime.Goexit in a handler or interceptor ends
-//     that call as the internal failure errs.NewPanicError(errs.ErrGoexit)
+//     machinery, so no thread is woken for it): a runtime.Goexit in a
+//     handler or interceptor ends that call as the internal failure errs.NewPanicError(errs.ErrGoexit)
 //     (logged; the chain's After and Diagnostics report it from their
 //     defers) and neither kills one of mcp-go's stdio workers nor the
 //     in-process caller's goroutine.

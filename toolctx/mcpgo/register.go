@@ -122,10 +122,11 @@ type registered struct {
 // handle is the mcp-go handler of a tool registered with AddTool.
 func (r *registered) handle(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if c := callFrom(ctx); c != nil && c.cur != nil {
-		// The adapter's chain is outside (and runs on a goroutine of its
-		// own, so a Goexit here is its to report): hand it the result as
-		// it is, raw cause included, and answer the mcp-go middleware in
-		// between (if any) with the public conversion.
+		// The adapter's chain is outside (and runs contained, on a
+		// coroutine of its own, so a Goexit here is its to report): hand
+		// it the result as it is, raw cause included, and answer the
+		// mcp-go middleware in between (if any) with the public
+		// conversion.
 		res, out := r.result(ctx, r.callRecovering(ctx, c.cur))
 		c.stash, c.stashFor = res, out
 		if !out.IsError {
@@ -180,8 +181,8 @@ func (r *registered) callRecovering(ctx context.Context, req *toolctx.Request) (
 
 // alone runs h when no adapter is outside, contained (internal/contain),
 // and returns the answer for mcp-go. A runtime.Goexit in h ends h's
-// coroutine only (the call is then an internal failure, [errs.ErrGoexit]) and mcp-go's
-// goroutine goes on; a panic in h, or in normalizing its result (the
+// coroutine only (the call is then an internal failure, [errs.ErrGoexit])
+// and mcp-go's goroutine goes on; a panic in h, or in normalizing its result (the
 // cause's Is and As methods), is the generic failure too.
 func (r *registered) alone(ctx context.Context, mreq *mcp.CallToolRequest, req *toolctx.Request) *mcp.CallToolResult {
 	var res *toolctx.CallResult

@@ -300,8 +300,8 @@ func (c *call) run() {
 	c.out, c.outErr = c.cfg.finish(c.Context, c, res)
 }
 
-// escapedPanic is the cause of a goroutine that ended without returning:
-// v is what recover returned in its deferred function, nil for a Goexit.
+// escapedPanic is the cause of a contained function (contain.Run) that
+// ended without returning: v is what recover returned, nil for a Goexit.
 // (A panic(nil) recovers as a *runtime.PanicNilError since Go 1.21; under
 // GODEBUG=panicnil=1 it is taken for a Goexit, which ends the same way.)
 func escapedPanic(v any) *errs.PanicError {

@@ -85,7 +85,8 @@
 //     SDK would otherwise send nothing and the call would hang. The
 //     structured content and every _meta value are handed to the SDK
 //     encoded, so each is encoded once (a MarshalJSON is never called
-//     again on the SDK's goroutine, where a panic would end the server). A result an interceptor made that cannot be encoded is found
+//     again on the SDK's goroutine, where a panic would end the server).
+//     A result an interceptor made that cannot be encoded is found
 //     only after the chain: the client gets the generic failure and the
 //     fallback logger the cause. Size is not checked: on SSE (and on
 //     streamable HTTP when a response streams as an event) the SDK's
