@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -443,7 +442,7 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) (res *tool
 		return toolctx.ErrorResult(errLostCall)
 	}
 	sreq := c.sdk
-	if req != &c.req && (!sameBytes(req.Arguments, c.req.Arguments) || req.RequestState != c.req.RequestState) {
+	if req != &c.req && (!bytes.Equal(req.Arguments, c.req.Arguments) || req.RequestState != c.req.RequestState) {
 		// An interceptor passed a request with other arguments, or
 		// another request state (one it unsealed): the tool gets those.
 		p := *sreq.Params
@@ -475,13 +474,6 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) (res *tool
 		return toolctx.ErrorResult(cerr)
 	}
 	return res
-}
-
-func sameBytes(a, b []byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	return len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b) || bytes.Equal(a, b)
 }
 
 // convert turns what the SDK returned for sreq into the chain's result

@@ -225,7 +225,7 @@ func (t *registeredTool) call(ctx context.Context, req *toolctx.Request) *toolct
 	if err != nil {
 		return toolctx.ErrorResult(invalidArguments(err))
 	}
-	if !sameBytes(args, req.Arguments) {
+	if !bytes.Equal(args, req.Arguments) {
 		r := *req
 		r.Arguments = args
 		req = &r
