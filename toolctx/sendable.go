@@ -23,21 +23,17 @@ type ResultChecker interface {
 
 type resultCheckerKey struct{}
 
-// ResultCheckContext is a context that carries a [ResultChecker], as
-// [WithResultChecker] returns it. An adapter may embed one in the state it
-// keeps per call (and set Checker) instead, to save that allocation; its
-// Value must then defer to the embedded ResultCheckContext's.
-type ResultCheckContext struct {
+// resultCheckContext is a context that carries a [ResultChecker].
+type resultCheckContext struct {
 	context.Context
-	// Checker is what [Sendable] asks; nil asks nothing.
-	Checker ResultChecker
+	checker ResultChecker
 }
 
-// Value returns the Checker for Sendable's key and defers to the embedded
+// Value returns the checker for Sendable's key and defers to the embedded
 // context otherwise.
-func (c *ResultCheckContext) Value(key any) any {
+func (c *resultCheckContext) Value(key any) any {
 	if _, ok := key.(resultCheckerKey); ok {
-		return c.Checker
+		return c.checker
 	}
 	return c.Context.Value(key)
 }
@@ -48,7 +44,7 @@ func WithResultChecker(ctx context.Context, rc ResultChecker) context.Context {
 	if rc == nil {
 		return ctx
 	}
-	return &ResultCheckContext{Context: ctx, Checker: rc}
+	return &resultCheckContext{Context: ctx, checker: rc}
 }
 
 // ErrUnsendable marks the cause of a result that [Sendable] replaced: the

@@ -82,15 +82,12 @@ var errNoCall = errors.New("mcpgo: the terminal handler was called outside the a
 
 type callKey struct{}
 
-// call is one tool call in flight. It is the context the chain runs in, so
-// that the chain's terminal handler finds mcp-go's next handler and the
-// original request without a context.WithValue allocation: the call, the
-// Request and the context are one allocation.
+// call is one tool call in flight. The chain runs in mcp-go's context
+// carrying the call under callKey, where the terminal handler finds
+// mcp-go's next handler and the original request, and, when the call is
+// answered, as the chain's toolctx.ResultChecker (see runChain).
 type call struct {
-	// mcp-go's context (Context), carrying the call itself as the chain's
-	// toolctx.ResultChecker (when the call is answered) without an
-	// allocation of its own.
-	toolctx.ResultCheckContext
+	ctx  context.Context // mcp-go's
 	req  toolctx.Request
 	mreq mcp.CallToolRequest
 	next server.ToolHandlerFunc
@@ -140,14 +137,6 @@ type checkedAnswer struct {
 	res *toolctx.CallResult
 	out *mcp.CallToolResult
 	err error
-}
-
-// Value returns the call for callKey and defers to the parent otherwise.
-func (c *call) Value(key any) any {
-	if _, ok := key.(callKey); ok {
-		return c
-	}
-	return c.ResultCheckContext.Value(key)
 }
 
 func callFrom(ctx context.Context) *call {
@@ -276,7 +265,7 @@ func (a *adapter) serve(ctx context.Context, request mcp.CallToolRequest, next s
 		defer end()
 	}
 	c := &call{mreq: request, next: next, answer: true, a: a}
-	c.Context, c.Checker = ctx, c
+	c.ctx = ctx
 	fillRequest(&c.req, ctx, &request, a.cfg.transport)
 	c.req.TaskID = taskID
 	c.notifier.init(ctx, &request)
@@ -324,7 +313,7 @@ func (a *adapter) answer(c *call) {
 // handler's.
 func (c *call) answerFor(res *toolctx.CallResult) (*mcp.CallToolResult, error) {
 	a := c.a
-	res = toolctx.Normalized(c.Context, res, a.cfg.normalizer)
+	res = toolctx.Normalized(c.ctx, res, a.cfg.normalizer)
 	var out *mcp.CallToolResult
 	switch {
 	case !res.IsError && res == c.tres && c.mres != nil:
@@ -337,7 +326,7 @@ func (c *call) answerFor(res *toolctx.CallResult) (*mcp.CallToolResult, error) {
 	if out == c.checked {
 		return out, nil
 	}
-	return out, a.checkAnswer(c.Context, c.mreq.Params.Name, out)
+	return out, a.checkAnswer(c.ctx, c.mreq.Params.Name, out)
 }
 
 // CheckResult implements toolctx.ResultChecker for the chain's hooks: it
@@ -379,7 +368,7 @@ func genericFailure(msg string) *mcp.CallToolResult {
 // Error and String methods panicking.
 func (a *adapter) logSafely(c *call, msg string, args ...any) {
 	defer func() { _ = recover() }()
-	a.cfg.log().ErrorContext(c.Context, msg, append([]any{"tool", c.req.Tool, "call_id", c.req.CallID}, args...)...)
+	a.cfg.log().ErrorContext(c.ctx, msg, append([]any{"tool", c.req.Tool, "call_id", c.req.CallID}, args...)...)
 }
 
 // run calls the chain contained (internal/contain), so that neither a
@@ -437,7 +426,11 @@ func (a *adapter) runChain(c *call) {
 			a.answer(c)
 		}
 	}()
-	c.res = a.handler.CallTool(toolctx.WithNotifier(c, &c.notifier), &c.req)
+	ctx := context.WithValue(c.ctx, callKey{}, c)
+	if c.answer {
+		ctx = toolctx.WithResultChecker(ctx, c)
+	}
+	c.res = a.handler.CallTool(toolctx.WithNotifier(ctx, &c.notifier), &c.req)
 	returned = true
 }
 

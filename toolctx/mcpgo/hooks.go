@@ -166,8 +166,7 @@ func forServer(ctx context.Context, s *server.MCPServer) bool {
 // middleware, around a terminal handler that returns pub. The result is
 // discarded: mcp-go answers the client.
 func (a *adapter) rejected(ctx context.Context, r *mcp.CallToolRequest, pub *errs.Error) {
-	c := &call{reject: toolctx.ErrorResult(pub)}
-	c.Context = ctx
+	c := &call{ctx: ctx, reject: toolctx.ErrorResult(pub)}
 	fillRequest(&c.req, ctx, r, a.cfg.transport)
 	// mcp-go has answered the client: the chain may send nothing more.
 	c.notifier.gate.End()

@@ -102,8 +102,7 @@ func (a *adapter) taskHandler(h server.TaskToolHandlerFunc, links *taskLinks) se
 	return func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
 		ctx, id, end := links.begin(ctx, request.Params.Task)
 		defer end()
-		c := &call{mreq: request, next: next, answer: true, a: a}
-		c.Context, c.Checker = ctx, c
+		c := &call{ctx: ctx, mreq: request, next: next, answer: true, a: a}
 		fillRequest(&c.req, ctx, &request, a.cfg.transport)
 		c.req.TaskID = id
 		a.run(c)

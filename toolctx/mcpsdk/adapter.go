@@ -168,13 +168,11 @@ type callKey struct{}
 
 type invocationKey struct{}
 
-// call is the adapter's state for one tools/call. It is also the context
-// the chain runs in (the SDK's, plus itself as a value), which saves an
-// allocation per call.
+// call is the adapter's state for one tools/call. The chain runs in ctx
+// carrying the call under callKey and as the chain's
+// toolctx.ResultChecker (see run).
 type call struct {
-	// The SDK's context (Context), carrying the call itself as the
-	// chain's toolctx.ResultChecker without an allocation of its own.
-	toolctx.ResultCheckContext
+	ctx context.Context // the SDK's, as fill returned it
 	req toolctx.Request
 	sdk *mcp.CallToolRequest
 
@@ -206,18 +204,10 @@ type checkedResult struct {
 	err error
 }
 
-// Value returns c for callKey and defers to the SDK's context otherwise.
-func (c *call) Value(key any) any {
-	if _, ok := key.(callKey); ok {
-		return c
-	}
-	return c.ResultCheckContext.Value(key)
-}
-
 // invocation is one run of the terminal handler (a retrying interceptor may
-// run it more than once). It is the context the SDK runs the tool in.
+// run it more than once). The context the SDK runs the tool in carries it
+// under invocationKey.
 type invocation struct {
-	context.Context
 	req *toolctx.Request // as the terminal received it
 
 	sdkResult *mcp.CallToolResult // what the SDK returned, if a result
@@ -237,15 +227,6 @@ type protocolError struct {
 	wire *jsonrpc.Error
 }
 
-// Value returns inv for invocationKey and defers to the chain's context
-// otherwise.
-func (inv *invocation) Value(key any) any {
-	if _, ok := key.(invocationKey); ok {
-		return inv
-	}
-	return inv.Context.Value(key)
-}
-
 func (e *protocolError) Error() string { return e.pub.Error() }
 func (e *protocolError) Unwrap() error { return e.pub }
 
@@ -256,8 +237,7 @@ var (
 
 func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallToolRequest) (result mcp.Result, err error) {
 	c := &call{sdk: sreq, h: h, cfg: cfg}
-	c.Context = cfg.fill(ctx, &c.req, sreq)
-	c.Checker = c
+	c.ctx = cfg.fill(ctx, &c.req, sreq)
 	c.notifier.sdkCtx, c.notifier.sreq = ctx, sreq
 	if v, escaped := contain.Run(c.run); escaped {
 		c.escaped = escapedPanic(v)
@@ -294,9 +274,10 @@ func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallT
 // recorded the same way.
 func (c *call) run() {
 	growStack()
-	res := c.h.CallTool(toolctx.WithNotifier(c, &c.notifier), &c.req)
+	chainCtx := toolctx.WithResultChecker(context.WithValue(c.ctx, callKey{}, c), c)
+	res := c.h.CallTool(toolctx.WithNotifier(chainCtx, &c.notifier), &c.req)
 	c.finishing = true
-	c.out, c.outErr = c.cfg.finish(c.Context, c, res)
+	c.out, c.outErr = c.cfg.finish(c.ctx, c, res)
 }
 
 // escapedPanic is the cause of a contained function (contain.Run) that
@@ -369,7 +350,7 @@ func (c *call) encodeAnswer(inv *invocation, res *toolctx.CallResult) (*mcp.Call
 	if inv != nil {
 		shell = inv.sdkResult
 	}
-	return wireResult(shell, toolctx.Normalized(c.Context, res, c.cfg.normalizer))
+	return wireResult(shell, toolctx.Normalized(c.ctx, res, c.cfg.normalizer))
 }
 
 // CheckResult implements toolctx.ResultChecker for the chain's hooks: it
@@ -456,15 +437,16 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) (res *tool
 	if c.runs.Add(1) > 1 {
 		inv = new(invocation) // a retry, perhaps concurrent with the first run
 	}
-	inv.Context, inv.req = ctx, req
+	inv.req = req
 	defer func() {
 		if v := recover(); v != nil {
 			res = toolctx.ErrorResult(errs.NewPanicError(v))
 		}
 		c.last.Store(inv)
 	}()
-	out, err := t.next(inv, methodCallTool, sreq)
-	res = inv.encode(ctx, inv.convert(t, sreq, out, err))
+	ictx := context.WithValue(ctx, invocationKey{}, inv)
+	out, err := t.next(ictx, methodCallTool, sreq)
+	res = inv.encode(ctx, inv.convert(ictx, t, sreq, out, err))
 	if cerr := ctx.Err(); cerr != nil && (res == nil || res.Cause() == nil) {
 		// The call was cancelled or ran out of time while the SDK ran it:
 		// a late success (or a handler's own isError result) is replaced
@@ -478,7 +460,7 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) (res *tool
 
 // convert turns what the SDK returned for sreq into the chain's result
 // (see Middleware). Where a failure arose is decided in origin.go.
-func (inv *invocation) convert(t terminal, sreq *mcp.CallToolRequest, res mcp.Result, err error) *toolctx.CallResult {
+func (inv *invocation) convert(ctx context.Context, t terminal, sreq *mcp.CallToolRequest, res mcp.Result, err error) *toolctx.CallResult {
 	r, _ := res.(*mcp.CallToolResult)
 	if inv.hasDirect {
 		if err != nil {
@@ -494,7 +476,7 @@ func (inv *invocation) convert(t terminal, sreq *mcp.CallToolRequest, res mcp.Re
 		return inv.direct
 	}
 	if err != nil {
-		if pe, ok := t.unknownTool(inv, sreq, err); ok {
+		if pe, ok := t.unknownTool(ctx, sreq, err); ok {
 			inv.proto = pe
 			return toolctx.ErrorResult(pe)
 		}
@@ -514,7 +496,7 @@ func (inv *invocation) convert(t terminal, sreq *mcp.CallToolRequest, res mcp.Re
 			// The handler's own isError result: its content is public.
 			return &toolctx.CallResult{IsError: true, Content: fromSDKContent(r.Content), StructuredContent: r.StructuredContent, Meta: r.Meta}
 		}
-		if pub, ok := t.inputValidation(inv, sreq, ge); ok {
+		if pub, ok := t.inputValidation(ctx, sreq, ge); ok {
 			return toolctx.ErrorResult(pub)
 		}
 		return toolctx.ErrorResult(ge)
