@@ -122,13 +122,6 @@ type call struct {
 	memo atomic.Pointer[checkedAnswer]
 	// notifier is the call's toolctx.Notifier, in the chain's context.
 	notifier notifier
-	// one is storage for the common result of one text content, so that
-	// converting it allocates nothing more.
-	one struct {
-		res     toolctx.CallResult
-		text    toolctx.Text
-		content [1]toolctx.Content
-	}
 }
 
 // checkedAnswer is a chain's result, the answer made of it for mcp-go, and
@@ -483,13 +476,7 @@ func (a *adapter) terminal(ctx context.Context, req *toolctx.Request) *toolctx.C
 		}
 		c.checked = r
 	}
-	var t *toolctx.CallResult
-	if c.tres == nil && len(r.Content) == 1 && !r.NeedsInput() {
-		t = c.fromMCPOne(r)
-	}
-	if t == nil {
-		t = fromMCP(r)
-	}
+	t := fromMCP(r)
 	c.mres, c.tres = r, t
 	return t
 }
@@ -559,24 +546,4 @@ func detectTransport(session server.ClientSession) toolctx.Transport {
 		return toolctx.TransportStdio
 	}
 	return toolctx.TransportUnknown
-}
-
-// fromMCPOne converts a result of one text content using the call's own
-// storage, or returns nil for any other result.
-func (c *call) fromMCPOne(r *mcp.CallToolResult) *toolctx.CallResult {
-	tc, ok := r.Content[0].(mcp.TextContent)
-	if !ok {
-		return nil
-	}
-	o := &c.one
-	o.text = toolctx.Text{Text: tc.Text, Annotations: annotationsFromMCP(tc.Annotated), Meta: metaMap(tc.Meta)}
-	o.content[0] = &o.text
-	o.res = toolctx.CallResult{Content: o.content[:], IsError: r.IsError, StructuredContent: r.StructuredContent}
-	if r.StructuredContent == nil && len(r.RawStructuredContent) > 0 {
-		o.res.StructuredContent = r.RawStructuredContent
-	}
-	if r.Meta != nil {
-		o.res.Meta = metaMap(r.Meta)
-	}
-	return &o.res
 }
