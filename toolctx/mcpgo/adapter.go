@@ -522,13 +522,27 @@ func rawArguments(r *mcp.CallToolRequest) json.RawMessage {
 	return b
 }
 
-// detectTransport names the transport from the type of mcp-go's session.
+// detectTransport names the transport of mcp-go's session.
+//
+// In-process and streamable HTTP sessions are told by what mcp-go exports:
+// the *server.InProcessSession type, and server.SessionWithStreamableHTTPConfig,
+// the interface only the streamable HTTP session implements. For SSE and
+// stdio mcp-go v1.2 offers nothing: the session types (sseSession,
+// stdioSession) are unexported and implement no interface of their own, and
+// neither server puts a value in the context that names it (only the
+// session, and on SSE the request header under an unexported key; its
+// WithSSEContextFunc and WithStdioContextFunc are the application's). So
+// those two are told by the session type's name in mcp-go's package, which
+// a test per transport holds to (e2e_test.go), and anything else is
+// [toolctx.TransportUnknown]; WithTransport fixes the transport instead.
 func detectTransport(session server.ClientSession) toolctx.Transport {
-	if session == nil {
+	switch session.(type) {
+	case nil:
 		return toolctx.TransportUnknown
-	}
-	if _, ok := session.(*server.InProcessSession); ok {
+	case *server.InProcessSession:
 		return toolctx.TransportInMemory
+	case server.SessionWithStreamableHTTPConfig:
+		return toolctx.TransportStreamableHTTP
 	}
 	t := reflect.TypeOf(session)
 	for t.Kind() == reflect.Pointer {
@@ -538,8 +552,6 @@ func detectTransport(session server.ClientSession) toolctx.Transport {
 		return toolctx.TransportUnknown
 	}
 	switch t.Name() {
-	case "streamableHttpSession":
-		return toolctx.TransportStreamableHTTP
 	case "sseSession":
 		return toolctx.TransportSSE
 	case "stdioSession":

@@ -111,8 +111,13 @@
 //
 // mcp-go does not expose the JSON-RPC request id to middleware, so
 // [toolctx.Request.CallID] is a generated correlation id
-// ([toolctx.NewCallID]). The transport is detected from mcp-go's session
-// type (see [WithTransport]); the session id is the session's SessionID();
+// ([toolctx.NewCallID]). The transport is detected from mcp-go's session:
+// in-process and streamable HTTP by what mcp-go exports
+// (*server.InProcessSession, server.SessionWithStreamableHTTPConfig), SSE
+// and stdio by the name of mcp-go's unexported session type, for want of
+// anything exported that tells them; a session of another kind is
+// [toolctx.TransportUnknown] (see [WithTransport]). The session id is the
+// session's SessionID();
 // the header is the HTTP request's header on HTTP transports (mcp-go gives
 // an empty header elsewhere, recorded as nil); identity and request id come
 // from the context, where the HTTP middleware in package middleware puts
