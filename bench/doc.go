@@ -24,6 +24,9 @@
 //     PostgreSQL figures need TOOLMW_TEST_POSTGRES_DSN.
 //   - BenchmarkGrowth: chain length 1 to 16, argument and result size
 //     100 B to 1 MB, concurrency 1 to 64.
+//   - BenchmarkABCPU (not in bench/run): the A/B harness for a
+//     change inside an adapter, CPU time per call of toolmw and two bare
+//     servers, for alternating two builds on a shared machine.
 //
 // Everything runs on loopback; `go test ./bench` (no -bench) runs only a
 // quick smoke test.
