@@ -1,9 +1,11 @@
 package errs
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/toolmw/toolmw/internal/jsonclone"
 )
@@ -63,9 +65,68 @@ func New(code Code, message string) *Error {
 
 // Errorf returns an *Error whose public message is formatted with
 // fmt.Sprintf. Its verbs do not wrap: use [Error.WithCause] for a cause.
+// An argument that is a raw error (any error but an [*Error], whose text is
+// its public message) is not formatted into the public message, which
+// crosses to the client: its place says [WithheldError], and the error
+// becomes the private cause (several are joined), so that
+// errs.Errorf(code, "load %s: %v", id, err) keeps the rule.
 func Errorf(code Code, format string, args ...any) *Error {
-	return &Error{code: code, message: fmt.Sprintf(format, args...)}
+	var raw []error
+	for i, a := range args {
+		err, ok := a.(error)
+		if !ok {
+			continue
+		}
+		if _, public := err.(*Error); public {
+			continue
+		}
+		if raw == nil {
+			args = append([]any(nil), args...) // the caller's slice is not changed
+		}
+		raw = append(raw, err)
+		args[i] = withheldArg{}
+	}
+	e := &Error{code: code, message: fmt.Sprintf(noWrapVerbs(format), args...)}
+	switch len(raw) {
+	case 0:
+	case 1:
+		e.cause = raw[0]
+	default:
+		e.cause = errors.Join(raw...)
+	}
+	return e
 }
+
+// noWrapVerbs returns format with each %w verb as %v: Sprintf has no %w,
+// and its bad-verb text would print the argument's value.
+func noWrapVerbs(format string) string {
+	if !strings.Contains(format, "%") {
+		return format
+	}
+	b := []byte(format)
+	for i := 0; i < len(b); i++ {
+		if b[i] != '%' {
+			continue
+		}
+		j := i + 1
+		for j < len(b) && strings.IndexByte("+-# 0123456789.*[]", b[j]) >= 0 {
+			j++ // flags, width, precision, argument indexes
+		}
+		if j < len(b) && b[j] == 'w' {
+			b[j] = 'v'
+		}
+		i = j
+	}
+	return string(b)
+}
+
+// WithheldError is what [Errorf] formats in place of a raw error argument.
+const WithheldError = "[error withheld]"
+
+// withheldArg formats as WithheldError for every verb.
+type withheldArg struct{}
+
+func (withheldArg) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, WithheldError) }
 
 // InvalidArguments returns an *Error with [CodeInvalidArguments].
 func InvalidArguments(message string) *Error { return New(CodeInvalidArguments, message) }

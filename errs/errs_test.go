@@ -143,10 +143,12 @@ func TestConstructors(t *testing.T) {
 }
 
 func TestErrorfDoesNotWrap(t *testing.T) {
+	e := errs.Errorf(errs.CodeNotFound, "x: %v", "inner")
+	assert.Nil(t, e.Unwrap(), "Errorf of no error has no cause")
 	inner := errors.New("inner")
-	e := errs.Errorf(errs.CodeNotFound, "x: %v", inner)
-	assert.NotErrorIs(t, e, inner, "Errorf must not wrap its arguments")
-	assert.Nil(t, e.Unwrap(), "Errorf has no cause")
+	e = errs.Errorf(errs.CodeNotFound, "x: %w", inner)
+	assert.Equal(t, "x: "+errs.WithheldError, e.Error(), "%w is not a wrapping verb here, and a raw error is withheld")
+	assert.Same(t, inner, e.Unwrap(), "a raw error argument is the private cause (TestErrorfWithholdsRawErrors)")
 }
 
 func TestWithCauseAndDetailCopy(t *testing.T) {
@@ -391,4 +393,17 @@ func TestDetailWithholdsErrors(t *testing.T) {
 	assert.Equal(t, errs.WithheldDetail, d["raw"], "a raw error is withheld")
 	assert.Equal(t, "try later", d["public"], "a public error shows its public message")
 	assert.Equal(t, "name", d["field"], "other values stay")
+}
+
+// TestErrorfWithholdsRawErrors: a raw error formatted into a public
+// message with Errorf never crosses to the client; it becomes the cause.
+func TestErrorfWithholdsRawErrors(t *testing.T) {
+	raw := errors.New("dial postgres://admin:CANARY@db")
+	e := errs.Errorf(errs.CodeUnavailable, "load invoice %s: %v (%w)", "42", raw, errors.New("CANARY two"))
+	assert.Equal(t, "load invoice 42: "+errs.WithheldError+" ("+errs.WithheldError+")", e.Error(), "the public message holds no raw text")
+	assert.ErrorIs(t, e, raw, "the raw error is the cause")
+	assert.Contains(t, errs.Describe(e), "CANARY two", "the server side names both")
+	pub := errs.Errorf(errs.CodeNotFound, "lookup: %v", errs.NotFound("no such row"))
+	assert.Equal(t, "lookup: no such row", pub.Error(), "a public error's message is public")
+	assert.Equal(t, "count 3", errs.Errorf(errs.CodeInvalidArguments, "count %d", 3).Error(), "other arguments as fmt formats them")
 }

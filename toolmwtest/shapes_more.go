@@ -149,6 +149,10 @@ var moreShapes = []func(c string) Failure{
 			returning(errs.InvalidArguments("bad input").WithDetail(map[string]any{"why": map[string]any{"err": textMarshalError{c}}}))}
 	},
 	func(c string) Failure {
+		return Failure{"a public error whose message errs.Errorf formats from the raw error", c, PublicWrapping,
+			returning(errs.Errorf(errs.CodeUnavailable, "load report: %v (%w)", errors.New(c), errors.New(c)))}
+	},
+	func(c string) Failure {
 		return Failure{"an error whose Error calls runtime.Goexit", c, Opaque, returning(goexitError{c})}
 	},
 	func(c string) Failure {
