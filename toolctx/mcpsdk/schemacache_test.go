@@ -110,3 +110,38 @@ func BenchmarkFailedTypedCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOriginCheck is the adapter alone (the SDK a stub) on a typed
+// tool's failure whose error has errors.New's type: the origin check reads
+// the tool table and validates the arguments against the tool's input
+// schema, compiled once with the cache and on every call without it.
+//
+//	go test ./toolctx/mcpsdk -run '^$' -bench OriginCheck -benchmem -count 5
+func BenchmarkOriginCheck(b *testing.B) {
+	tool := &mcp.Tool{Name: "fail", InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"count":{"type":"integer","minimum":0},"tags":{"type":"array","items":{"type":"string"}},"where":{"type":"object","properties":{"city":{"type":"string"},"zip":{"type":"string","pattern":"^[0-9]{5}$"}},"required":["city"]}},"required":["name","where"]}`)}
+	next := func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/list" {
+			return &mcp.ListToolsResult{Tools: []*mcp.Tool{tool}}, nil
+		}
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "db: connection refused"}}}
+		res.SetError(errors.New("db: connection refused"))
+		return res, nil
+	}
+	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "fail", Arguments: json.RawMessage(`{"name":"x","where":{"city":"y"}}`)}}
+	for _, bc := range []struct {
+		name string
+		opts []mcpsdk.Option
+	}{{"cached", nil}, {"uncached", []mcpsdk.Option{mcpsdk.WithoutSchemaCache()}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			h := mcpsdk.Middleware(nil, bc.opts...)(next)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := h(ctx, "tools/call", req)
+				if r, _ := res.(*mcp.CallToolResult); err != nil || r == nil || !r.IsError {
+					b.Fatal(err, res)
+				}
+			}
+		})
+	}
+}
