@@ -146,7 +146,7 @@ func (r *retrier) call(ctx context.Context, req *toolctx.Request, next toolctx.H
 
 // shouldRetry reports whether attempt n's result is a failure to retry.
 func (r *retrier) shouldRetry(ctx context.Context, n int, res *toolctx.CallResult) bool {
-	if res == nil || !res.IsError || ctx.Err() != nil {
+	if res == nil || !res.Failed() || ctx.Err() != nil {
 		return false
 	}
 	o := toolctx.Classify(ctx, res, r.normalizer)

@@ -75,6 +75,22 @@ func TestRetryGivesUp(t *testing.T) {
 	assert.Equal(t, []toolctx.Note{{Key: middleware.NoteAttempts, Value: "4"}}, rows[0].Notes, "attempts=4, on a failure too")
 }
 
+// A failure built by hand with its public envelope but without IsError is
+// a failure (toolctx.CallResult.Failed, the one way to ask), and is
+// retried like any other.
+func TestRetryHandBuiltFailure(t *testing.T) {
+	var calls atomic.Int32
+	side := &serverSide{}
+	h := thenG(t, side.guardChain(middleware.Retry(fastRetry)),
+		flaky(2, func() *toolctx.CallResult {
+			pub := errs.Public{Code: errs.CodeUnavailable, Message: "the upstream is down"}
+			return &toolctx.CallResult{Error: &pub}
+		}, &calls))
+	res := h.CallTool(context.Background(), reqG("fetch"))
+	assert.False(t, res.Failed(), "the third attempt's success is the answer")
+	assert.Equal(t, int32(3), calls.Load(), "a hand-built failure is retried")
+}
+
 func TestRetryPredicateAndCodes(t *testing.T) {
 	transient := errors.New("read: connection reset by peer")
 	var calls atomic.Int32
