@@ -101,8 +101,14 @@ func TestRoundsRefusesForeignStates(t *testing.T) {
 	first := newReq("transfer")
 	state := h.CallTool(context.Background(), first).InputRequired.State
 
+	// Another base64url letter in the sealed bytes (flipping a bit could
+	// make a character outside the alphabet, which is a different error).
 	flip := []byte(state)
-	flip[len(flip)-3] ^= 1
+	if i := len(flip) - 3; flip[i] == 'A' {
+		flip[i] = 'B'
+	} else {
+		flip[i] = 'A'
+	}
 	otherTool := next(first, state)
 	otherTool.Tool = "delete_everything"
 	otherCaller := next(first, state)
