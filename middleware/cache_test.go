@@ -60,7 +60,7 @@ func TestCacheThroughAdapters(t *testing.T) {
 
 		rows, diags := side.take()
 		require.Len(t, rows, 6, "one row per call")
-		assert.Empty(t, rows[0].Notes, "a miss has no note")
+		assert.Equal(t, []toolctx.Note{{Key: middleware.NoteCache, Value: "miss"}}, rows[0].Notes, "the miss's row says so")
 		assert.Equal(t, []toolctx.Note{{Key: middleware.NoteCache, Value: "hit"}}, rows[1].Notes, "the hit's row says so")
 		assert.Empty(t, diags, "no diagnostics")
 	})
