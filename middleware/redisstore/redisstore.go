@@ -130,7 +130,7 @@ local now = tonumber(ARGV[3])
 local fixed = now ~= nil
 if not fixed then
   local t = redis.call('TIME')
-  now = (tonumber(t[1]) - `+strconv.Itoa(rateEpoch)+`) * 1000000 + tonumber(t[2])
+  now = (tonumber(t[1]) - ` + strconv.Itoa(rateEpoch) + `) * 1000000 + tonumber(t[2])
 end
 local tat = tonumber(redis.call('GET', KEYS[1]))
 if tat == nil or tat < now then
