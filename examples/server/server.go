@@ -44,6 +44,7 @@ type config struct {
 	sessionIdle     time.Duration
 	maxSessions     int
 	telemetry       telemetryConfig // telemetry.go
+	fleet           fleetConfig     // fleet.go
 }
 
 // usageError is a bad command line: exit status 2.
@@ -68,6 +69,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive HTTP connection stays open")
 	fs.DurationVar(&cfg.sessionIdle, "session-idle-timeout", 5*time.Minute, "how long a stateful session may go without a request before the server closes it (its client must then start a new one)")
 	addTelemetryFlags(fs, &cfg.telemetry)
+	addFleetFlags(fs, &cfg.fleet)
 	fs.IntVar(&cfg.maxSessions, "max-sessions", 1000, "the most stateful sessions open at once; a client that would open one more gets HTTP 503 (no limit with -stateless, where no session outlives its request)")
 	return fs
 }
@@ -121,6 +123,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, usageError{"-audit-db must name a file (or pass -audit-postgres)"}
 	}
 	if err := cfg.telemetry.check(); err != nil {
+		return cfg, err
+	}
+	if err := cfg.fleet.check(); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -183,10 +188,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer tel.close() // after serving: flushes the spans of the last calls
 
+	guardStore, err := openRedis(cfg.fleet, logger)
+	if err != nil {
+		return fail(stderr, 1, "%v", err)
+	}
+	if guardStore != nil {
+		defer guardStore.Close()
+	}
+
 	calls := stack.NewInFlight()
 	defer calls.Cancel()
 	d := &demo{cfg: cfg, w: al.w, calls: calls, tel: tel, logger: logger, sdkLogger: logs.sdkLogger,
-		where: al.where, stdin: stdin, stdout: stdout, stderr: stderr}
+		where: al.where, stdin: stdin, stdout: stdout, stderr: stderr,
+		guards: cfg.fleet.guards(guardStore, logger, cfg.slowTimeout)}
 	if d.server, err = d.newServer(); err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
@@ -204,9 +218,10 @@ type demo struct {
 	w         audit.Emitter
 	calls     *stack.InFlight
 	tel       *telemetry
-	logger    *slog.Logger // the operator's: diagnostics and shutdown
-	sdkLogger *slog.Logger // the SDK's, from warnings up
-	where     string       // the audit store, for the banner
+	logger    *slog.Logger         // the operator's: diagnostics and shutdown
+	sdkLogger *slog.Logger         // the SDK's, from warnings up
+	where     string               // the audit store, for the banner
+	guards    []toolctx.Middleware // fleet.go
 	stdin     io.Reader
 	stdout    io.Writer
 	stderr    io.Writer
@@ -220,7 +235,8 @@ func (d *demo) newServer() (*mcp.Server, error) {
 		transport = toolctx.TransportStdio
 	}
 	return stack.NewServer(stack.ServerOptions{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
-		SlowTimeout: d.cfg.slowTimeout, Transport: transport, Outer: []toolctx.Middleware{d.tel.middleware(), d.calls.Track}})
+		SlowTimeout: d.cfg.slowTimeout, Transport: transport, Outer: []toolctx.Middleware{d.tel.middleware(), d.calls.Track},
+		Guards: d.guards})
 }
 
 // serveHTTP serves streamable HTTP until ctx ends, then shuts down
