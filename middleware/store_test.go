@@ -235,7 +235,9 @@ func TestStorePolicyConstruction(t *testing.T) {
 		assert.Panics(t, f, name)
 	}
 	// Without a Store, the StorePolicy is not looked at.
-	assert.NotPanics(t, func() { middleware.RateLimit(middleware.RateLimitConfig{Rate: rate.Every(time.Second), StorePolicy: middleware.StorePolicy{Timeout: -1}}) })
+	assert.NotPanics(t, func() {
+		middleware.RateLimit(middleware.RateLimitConfig{Rate: rate.Every(time.Second), StorePolicy: middleware.StorePolicy{Timeout: -1}})
+	})
 }
 
 // TestStoreOnErrorPanics: a panicking OnError is caught: the call's
