@@ -141,7 +141,7 @@ if ahead > tolerance then
   return {0, string.format('%.17g', ahead - tolerance)}
 end
 tat = tat + interval
-local px = math.ceil((tat - now) / 1000)
+local px = math.max(math.ceil((tat - now) / 1000), 1)
 if fixed then
   px = 3600000
 end
@@ -149,13 +149,15 @@ redis.call('SET', KEYS[1], string.format('%.17g', tat), 'PX', px)
 return {1}
 `)
 
-// TakeToken implements [middleware.RateStore] in one round trip.
+// TakeToken implements [middleware.RateStore] in one round trip. The
+// store counts in microseconds: an interval under one (a rate above a
+// million calls a second per key) counts as one.
 func (s *Store) TakeToken(ctx context.Context, key string, b middleware.RateBucket) (time.Duration, bool, error) {
 	return s.take(ctx, key, b, "")
 }
 
 func (s *Store) take(ctx context.Context, key string, b middleware.RateBucket, now string) (time.Duration, bool, error) {
-	interval := float64(b.Interval) / 1e3
+	interval := max(float64(b.Interval)/1e3, 1) // microseconds
 	tolerance := float64(max(b.Burst, 1)-1) * interval
 	v, err := takeScript.Run(ctx, s.rdb, []string{s.prefix + "rl:" + key},
 		strconv.FormatFloat(interval, 'g', -1, 64), strconv.FormatFloat(tolerance, 'g', -1, 64), now).Slice()
