@@ -32,6 +32,9 @@
 //     change inside an adapter, CPU time per call of toolmw and two bare
 //     servers, for alternating two builds on a shared machine.
 //
-// Everything runs on loopback; `go test ./bench` (no -bench) runs only a
-// quick smoke test.
+// Everything runs on loopback; `go test ./bench` (no -bench) runs a quick
+// smoke test and the call path's regression guard (guard_test.go):
+// allocations per call of the chain and of each SDK's in-process
+// tools/call against its budget, and toolmw's CPU per call against a bare
+// server's in the same process, with a generous bound.
 package bench
