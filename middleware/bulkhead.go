@@ -59,17 +59,17 @@ type BulkheadConfig struct {
 // after 1s" and the detail {"retry_after_ms": 1000, "max_in_flight": N}.
 // The audit row has its code; Diagnostics is not called.
 //
-// One Bulkhead is one set of slots, shared by every handler it wraps. Put
-// it inside RateLimit: a call the rate limiter rejects takes no slot. The
-// admitted path without a Key is a channel send and receive; with a Key it
-// adds a map lookup under a sharded lock; neither allocates. A
-// configuration mistake panics, at construction.
-//
 // With a Store, a call takes its slot there (one round trip, bounded by
 // the StorePolicy's Timeout) and gives it back when it ends, on every path
 // that gives an in-process slot back (a panic too); a call over the limit
 // asks again, with a growing pause of up to 20ms, until MaxWait. A slot
 // whose release fails is free again after LeaseTTL.
+//
+// One Bulkhead is one set of slots, shared by every handler it wraps. Put
+// it inside RateLimit: a call the rate limiter rejects takes no slot. The
+// admitted path without a Key is a channel send and receive; with a Key it
+// adds a map lookup under a sharded lock; neither allocates. A
+// configuration mistake panics, at construction.
 func Bulkhead(cfg BulkheadConfig) toolctx.Middleware {
 	return newBulkhead(cfg).middleware
 }

@@ -82,15 +82,15 @@ type RateLimitConfig struct {
 // the time until the bucket has a token again, rounded up to the
 // millisecond. The audit row has its code; Diagnostics is not called.
 //
-// One RateLimit is one set of buckets, shared by every handler it wraps.
-// The admitted path takes one monotonic clock read, a lock-free lookup of
-// the key's bucket and one compare-and-swap, and does not allocate once
-// the key has a bucket. A configuration mistake panics, at construction.
-//
 // With a Store, the buckets are the store's, with the same semantics: each
 // call takes its token there in one round trip, bounded by the
 // StorePolicy's Timeout, and the limit holds across every replica that
 // shares the store and the StorePolicy's Name.
+//
+// One RateLimit is one set of buckets, shared by every handler it wraps.
+// The admitted path takes one monotonic clock read, a lock-free lookup of
+// the key's bucket and one compare-and-swap, and does not allocate once
+// the key has a bucket. A configuration mistake panics, at construction.
 func RateLimit(cfg RateLimitConfig) toolctx.Middleware {
 	return newRateLimiter(cfg).middleware
 }
