@@ -73,11 +73,11 @@ func BenchmarkLatencyRateLimitInProcess(b *testing.B) {
 	benchLimiter(b, middleware.RateLimitConfig{})
 }
 
-// BenchmarkLatencyInterleaved alternates the floor and the Redis-backed
-// limiter call by call, each first half the time, so that both see the
-// same machine (a busy one
-// moves every figure): p50 and p99 of each, and the limiter's p50 over the
-// floor's.
+// BenchmarkLatencyInterleaved runs, call by call and in turn (each first
+// a third of the time, so that all three see the same machine: a busy one
+// moves every figure), the floor, the store's TakeToken alone (the script,
+// with the guard's deadline) and the Redis-backed RateLimit around a
+// handler: p50 and p99 of each, and the limiter's p50 over the floor's.
 func BenchmarkLatencyInterleaved(b *testing.B) {
 	s := testStore(b)
 	ctx := context.Background()
@@ -89,39 +89,51 @@ func BenchmarkLatencyInterleaved(b *testing.B) {
 		StorePolicy: middleware.StorePolicy{Name: "bench", Timeout: time.Second}})(
 		toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return ok }))
 	req := request("alice")
-	floor := make([]time.Duration, 0, b.N)
-	limiter := make([]time.Duration, 0, b.N)
+	shape := middleware.RateBucket{Interval: time.Microsecond, Burst: 1 << 30}
+	var floor, store, limiter []time.Duration
+	calls := []func(){
+		func() {
+			start := time.Now()
+			if err := s.rdb.EvalSha(ctx, noop.Hash(), []string{s.prefix + "floor"}).Err(); err != nil {
+				b.Fatal(err)
+			}
+			floor = append(floor, time.Since(start))
+		},
+		func() {
+			start := time.Now()
+			sctx, cancel := context.WithTimeout(ctx, time.Second)
+			_, admitted, err := s.TakeToken(sctx, "bench-store", shape)
+			cancel()
+			if err != nil || !admitted {
+				b.Fatal("rejected, or the store failed: ", err)
+			}
+			store = append(store, time.Since(start))
+		},
+		func() {
+			start := time.Now()
+			if h.CallTool(ctx, req) != ok {
+				b.Fatal("rejected, or the store failed")
+			}
+			limiter = append(limiter, time.Since(start))
+		},
+	}
 	b.ReportAllocs()
-	callFloor := func() {
-		start := time.Now()
-		if err := s.rdb.EvalSha(ctx, noop.Hash(), []string{s.prefix + "floor"}).Err(); err != nil {
-			b.Fatal(err)
-		}
-		floor = append(floor, time.Since(start))
-	}
-	callLimiter := func() {
-		start := time.Now()
-		if h.CallTool(ctx, req) != ok {
-			b.Fatal("rejected, or the store failed")
-		}
-		limiter = append(limiter, time.Since(start))
-	}
 	i := 0
 	for b.Loop() {
-		if i++; i%2 == 0 { // each goes first half the time
-			callFloor()
-			callLimiter()
-		} else {
-			callLimiter()
-			callFloor()
+		for j := range calls {
+			calls[(i+j)%len(calls)]()
 		}
+		i++
 	}
 	b.StopTimer()
-	slices.Sort(floor)
-	slices.Sort(limiter)
-	p := func(d []time.Duration, q int) float64 { return float64(d[len(d)*q/100].Nanoseconds()) }
+	p := func(d []time.Duration, q int) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)*q/100].Nanoseconds())
+	}
 	b.ReportMetric(p(floor, 50), "floor-p50-ns")
 	b.ReportMetric(p(floor, 99), "floor-p99-ns")
+	b.ReportMetric(p(store, 50), "store-p50-ns")
+	b.ReportMetric(p(store, 99), "store-p99-ns")
 	b.ReportMetric(p(limiter, 50), "limiter-p50-ns")
 	b.ReportMetric(p(limiter, 99), "limiter-p99-ns")
 	b.ReportMetric(p(limiter, 50)/p(floor, 50), "p50-ratio")
