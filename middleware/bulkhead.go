@@ -43,7 +43,11 @@ type BulkheadConfig struct {
 	// StorePolicy says how the bulkhead uses Store: its Name, how long it
 	// waits for each store call and whether it fails open (the default:
 	// the in-process slots decide alone while the store fails) or closed.
-	// Ignored without a Store.
+	// Failing open, each replica admits up to Limit while the store is
+	// down (N·Limit across N replicas: the bound each had before they
+	// shared one), so a store outage is not a tool outage; fail closed
+	// when what the bulkhead protects cannot take that. Ignored without a
+	// Store.
 	StorePolicy StorePolicy
 	// LeaseTTL is how long a slot taken from Store stays taken when its
 	// replica stops renewing it (it died mid-call); a live call renews its

@@ -93,9 +93,13 @@ const DefaultStoreTimeout = 5 * time.Millisecond
 // result carries the notes "store" = "fallback" and "store_cause" = the
 // guard and the failure's kind ("ratelimit timeout", "cache error"), so the
 // audit row says so. Failing closed, the call is rejected before the
-// handler runs with the public [errs.CodeUnavailable] error "the service is
-// temporarily unavailable: retry shortly", whose audit row records the store's raw error (the
-// caller never sees it), and the note "store" = "unavailable".
+// handler runs with the public [errs.CodeUnavailable] error "the service
+// is temporarily unavailable: retry shortly", whose audit row records the
+// store's raw error (the caller never sees it), and the note "store" =
+// "unavailable". A failure after the handler ran (the cache's set, the
+// bulkhead's release) changes nothing for the call: it is reported, the
+// cache keeps the result in the process instead (noted as a fallback), and
+// a slot not released expires with its lease.
 type StorePolicy struct {
 	// Name names this guard's state in the store: the same on every
 	// replica, and distinct for each guard that shares the store (two
