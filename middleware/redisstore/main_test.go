@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -32,4 +33,24 @@ func testStore(t testing.TB) *Store {
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	require.NoError(t, s.rdb.Ping(context.Background()).Err(), "the test's Redis answers")
 	return s
+}
+
+// TestNewChecksTheClient: a client that ignores context deadlines (which
+// would hold a call for its read timeout) is refused at construction, as
+// is a nil one; a nil option is skipped, and a Store from New leaves its
+// client open.
+func TestNewChecksTheClient(t *testing.T) {
+	_, err := New(nil)
+	require.ErrorContains(t, err, "the client is nil")
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer c.Close()
+	_, err = New(c)
+	require.ErrorContains(t, err, "ContextTimeoutEnabled")
+
+	ok := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
+	s, err := New(ok, nil, WithPrefix("p:"))
+	require.NoError(t, err)
+	require.Equal(t, "p:", s.prefix)
+	require.NoError(t, s.Close())
+	require.NoError(t, ok.Close(), "the client was still open after the Store's Close")
 }

@@ -64,10 +64,9 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Store, error) {
 	}
 	s := &Store{rdb: rdb, prefix: DefaultPrefix}
 	for _, o := range opts {
-		if o == nil {
-			return nil, errors.New("redisstore.New: an option is nil")
+		if o != nil { // a nil option is skipped, as everywhere in toolmw
+			o(s)
 		}
-		o(s)
 	}
 	return s, nil
 }
