@@ -75,6 +75,14 @@
 // rpc.response.status_code and toolmw.error.code. Never a session or call
 // id.
 //
+// mcp.server.session.duration, the conventions' session histogram (in
+// seconds, the same buckets; mcp.protocol.version, network.transport,
+// network.protocol.name, and error.type for a session that ended with an
+// error), is recorded by [Sessions]: neither SDK tells middleware when a
+// session starts and ends, so the server wires [Sessions.Start] and
+// [Session.End] to its SDK's session events (ExampleNewSessions does it on
+// go-sdk).
+//
 // toolmw.guard.would_reject, a counter of calls (toolmw's own, not
 // conventions), counts the calls a guard in observe mode
 // (middleware.Observe) would have rejected or changed: one per

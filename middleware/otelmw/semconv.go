@@ -85,6 +85,14 @@ const (
 	// metricName is the histogram of operations on the server side, unit
 	// seconds [MCP metrics.yaml] [SC mcpconv.ServerOperationDuration].
 	metricName = "mcp.server.operation.duration"
+	// metricSessionName is the histogram of sessions on the server side,
+	// unit seconds, with the same bucket boundaries [MCP metrics.yaml;
+	// docs/gen-ai/mcp.md, "Metric: mcp.server.session.duration"] [SC
+	// mcpconv.ServerSessionDuration].
+	metricSessionName = "mcp.server.session.duration"
+	// errorTypeOther is the conventions' fallback error.type [SC
+	// ErrorTypeOther].
+	errorTypeOther = "_OTHER"
 	// metricWouldReject is toolmw's own counter of the calls an observed
 	// guard would have stopped (not conventions).
 	metricWouldReject = "toolmw.guard.would_reject"
