@@ -224,8 +224,12 @@ func (d *demo) newServer() (*mcp.Server, error) {
 	if d.cfg.stdio {
 		transport = toolctx.TransportStdio
 	}
-	return stack.NewServer(stack.ServerOptions{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
+	server, err := stack.NewServer(stack.ServerOptions{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
 		SlowTimeout: d.cfg.slowTimeout, Transport: transport, Outer: []toolctx.Middleware{d.tel.middleware(), d.calls.Track}})
+	if err != nil {
+		return nil, err
+	}
+	return server, d.tel.recordSessions(server, d.cfg.stdio, d.cfg.stateless) // session_metric.go
 }
 
 // serveHTTP serves streamable HTTP until ctx ends, then shuts down
