@@ -217,9 +217,9 @@ func TestBurstWhileReceiverDown(t *testing.T) {
 	assert.Empty(t, rcv.got())
 
 	rcv.up()
-	got := rcv.waitRecords(n)
+	rcv.waitRecords(n)
 	require.NoError(t, w.Close(context.Background()), "the spool is empty at Close")
-	got = rcv.got()
+	got := rcv.got()
 	ids, dup := callIDs(t, got)
 	assert.Len(t, ids, n, "every row arrived")
 	assert.Zero(t, dup, "no row arrived twice: the receiver never took a refused request")
@@ -249,9 +249,9 @@ func TestBurstBeyondTheSpool(t *testing.T) {
 	assert.Zero(t, st.Fallback)
 
 	rcv.up()
-	got := rcv.waitRecords(int(st.Spooled))
+	rcv.waitRecords(int(st.Spooled))
 	require.NoError(t, w.Close(context.Background()))
-	got = rcv.got()
+	got := rcv.got()
 	ids, dup := callIDs(t, got)
 	assert.Zero(t, dup)
 	assert.Len(t, ids, int(st.Spooled), "every spooled row arrived")
