@@ -201,11 +201,13 @@ func burst(t *testing.T, w *audit.Async, n int) {
 // goes to the fallback.
 func TestBurstWhileReceiverDown(t *testing.T) {
 	rcv := newReceiver(t) // down
-	sink := newSink(t, rcv.url(), otlplog.Options{Timeout: 5 * time.Second})
+	// Generous timeouts: a request the receiver took but the client gave up
+	// on would be sent again (at least once), and this test counts exactly.
+	sink := newSink(t, rcv.url(), otlplog.Options{Timeout: time.Minute})
 	spool, err := audit.OpenSpool(t.TempDir(), audit.SpoolOptions{FallbackLogger: discard()})
 	require.NoError(t, err)
 	w := audit.NewAsync(sink, audit.AsyncOptions{Spool: spool, BatchSize: 100, FlushInterval: 10 * time.Millisecond,
-		Backoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, FallbackLogger: discard()})
+		Backoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, WriteTimeout: time.Minute, FallbackLogger: discard()})
 
 	const n = 3000
 	burst(t, w, n)
@@ -234,11 +236,11 @@ func TestBurstWhileReceiverDown(t *testing.T) {
 // Stats.Dropped, no more.
 func TestBurstBeyondTheSpool(t *testing.T) {
 	rcv := newReceiver(t) // down
-	sink := newSink(t, rcv.url(), otlplog.Options{})
+	sink := newSink(t, rcv.url(), otlplog.Options{Timeout: time.Minute}) // see TestBurstWhileReceiverDown
 	spool, err := audit.OpenSpool(t.TempDir(), audit.SpoolOptions{MaxBytes: 96 << 10, FallbackLogger: discard()})
 	require.NoError(t, err)
 	w := audit.NewAsync(sink, audit.AsyncOptions{Spool: spool, BatchSize: 50, FlushInterval: 10 * time.Millisecond,
-		Backoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, FallbackLogger: discard()})
+		Backoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, WriteTimeout: time.Minute, FallbackLogger: discard()})
 
 	const n = 3000
 	burst(t, w, n)
