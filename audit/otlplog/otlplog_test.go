@@ -235,7 +235,7 @@ func TestBurstWhileReceiverDown(t *testing.T) {
 // dropped and counted, and every row it held arrives: the loss is exactly
 // Stats.Dropped, no more.
 func TestBurstBeyondTheSpool(t *testing.T) {
-	rcv := newReceiver(t) // down
+	rcv := newReceiver(t)                                                // down
 	sink := newSink(t, rcv.url(), otlplog.Options{Timeout: time.Minute}) // see TestBurstWhileReceiverDown
 	spool, err := audit.OpenSpool(t.TempDir(), audit.SpoolOptions{MaxBytes: 96 << 10, FallbackLogger: discard()})
 	require.NoError(t, err)
