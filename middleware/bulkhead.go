@@ -73,7 +73,9 @@ type BulkheadConfig struct {
 // it inside RateLimit: a call the rate limiter rejects takes no slot. The
 // admitted path without a Key is a channel send and receive; with a Key it
 // adds a map lookup under a sharded lock; neither allocates. A
-// configuration mistake panics, at construction.
+// configuration mistake panics, at construction. In observe mode
+// ([Observe]) a call never waits: one that finds no free slot runs at once
+// without one and is noted "would_reject=bulkhead".
 func Bulkhead(cfg BulkheadConfig) toolctx.Middleware {
 	return newBulkhead(cfg).middleware
 }
@@ -172,7 +174,7 @@ func (b *bulkhead) local(next toolctx.Handler) toolctx.Handler {
 			case b.one <- struct{}{}:
 			default:
 				if res := b.wait(ctx, b.one); res != nil {
-					return res
+					return b.refuse(ctx, res, next, req)
 				}
 			}
 			defer func() { <-b.one }()
@@ -183,7 +185,7 @@ func (b *bulkhead) local(next toolctx.Handler) toolctx.Handler {
 		e, mu := b.keys.lock(b.key(req), 0)
 		if e == nil { // every tracked key is busy
 			mu.Unlock()
-			return b.reject
+			return b.refuse(ctx, b.reject, next, req)
 		}
 		s := &e.v
 		select {
@@ -197,7 +199,7 @@ func (b *bulkhead) local(next toolctx.Handler) toolctx.Handler {
 			s.waiting--
 			mu.Unlock()
 			if res != nil {
-				return res
+				return b.refuse(ctx, res, next, req)
 			}
 		}
 		defer func() { <-s.sem }()
@@ -208,7 +210,7 @@ func (b *bulkhead) local(next toolctx.Handler) toolctx.Handler {
 // wait waits up to MaxWait for a slot of sem; it returns nil with the slot
 // taken, or the call's result without one.
 func (b *bulkhead) wait(ctx context.Context, sem chan struct{}) *toolctx.CallResult {
-	if b.maxWait <= 0 {
+	if b.maxWait <= 0 || inObserveMode(ctx) { // observe mode never makes a call wait
 		return b.reject
 	}
 	t := time.NewTimer(b.maxWait)
@@ -237,12 +239,12 @@ func (b *bulkhead) shared(next, local toolctx.Handler) toolctx.Handler {
 				return toolctx.ErrorResult(ctx.Err())
 			}
 			if res := b.sg.failed(ctx, req, err); res != nil {
-				return res
+				return reject(ctx, guardBulkhead, res, next, req)
 			}
 			return b.sg.noted(local.CallTool(ctx, req), err)
 		}
 		if res != nil {
-			return res
+			return b.refuse(ctx, res, next, req)
 		}
 		h := b.hold(ctx, req, lease)
 		defer h.end()
@@ -270,7 +272,7 @@ func (b *bulkhead) acquire(ctx context.Context, key string) (SemaphoreLease, *to
 			return lease, nil, err
 		}
 		left := time.Until(deadline)
-		if b.maxWait <= 0 || left <= 0 {
+		if b.maxWait <= 0 || left <= 0 || inObserveMode(ctx) { // observe mode never makes a call wait
 			return nil, b.reject, nil
 		}
 		// A pause with jitter, so that waiting replicas do not ask in step.
@@ -338,4 +340,14 @@ func (h *heldLease) end() {
 	if err != nil {
 		h.b.sg.report(h.ctx, h.req, "", fmt.Errorf("releasing a bulkhead slot: %w", err))
 	}
+}
+
+// refuse returns res, the result of a call that got no slot: the
+// rejection, which in observe mode ([Observe]) runs the call without a
+// slot instead, or the call's cancellation while it waited.
+func (b *bulkhead) refuse(ctx context.Context, res *toolctx.CallResult, next toolctx.Handler, req *toolctx.Request) *toolctx.CallResult {
+	if res != b.reject {
+		return res
+	}
+	return reject(ctx, guardBulkhead, res, next, req)
 }

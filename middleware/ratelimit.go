@@ -91,6 +91,8 @@ type RateLimitConfig struct {
 // The admitted path takes one monotonic clock read, a lock-free lookup of
 // the key's bucket and one compare-and-swap, and does not allocate once
 // the key has a bucket. A configuration mistake panics, at construction.
+// In observe mode ([Observe]) a call over its key's rate takes no token,
+// runs, and is noted "would_reject=rate_limit".
 func RateLimit(cfg RateLimitConfig) toolctx.Middleware {
 	return newRateLimiter(cfg).middleware
 }
@@ -168,7 +170,7 @@ func (l *rateLimiter) middleware(next toolctx.Handler) toolctx.Handler {
 		if ok {
 			return next.CallTool(ctx, req)
 		}
-		return rateLimited(retryAfter(wait))
+		return reject(ctx, guardRateLimit, rateLimited(retryAfter(wait)), next, req)
 	})
 }
 
@@ -184,17 +186,17 @@ func (l *rateLimiter) shared(next toolctx.Handler) toolctx.Handler {
 			if ok {
 				return next.CallTool(ctx, req)
 			}
-			return rateLimited(retryAfter(wait))
+			return reject(ctx, guardRateLimit, rateLimited(retryAfter(wait)), next, req)
 		}
 		if ctx.Err() != nil { // the call ended while the store was asked
 			return toolctx.ErrorResult(ctx.Err())
 		}
 		if res := l.sg.failed(ctx, req, err); res != nil {
-			return res
+			return reject(ctx, guardRateLimit, res, next, req)
 		}
 		now := int64(time.Since(l.start))
 		if wait, ok = l.take(l.buckets.get(key, now), now); !ok {
-			return l.sg.noted(rateLimited(retryAfter(wait)), err)
+			return l.sg.noted(reject(ctx, guardRateLimit, rateLimited(retryAfter(wait)), next, req), err)
 		}
 		return l.sg.noted(next.CallTool(ctx, req), err)
 	})

@@ -250,3 +250,33 @@ func TestStoreOnErrorPanics(t *testing.T) {
 	assert.False(t, res.Failed())
 	assert.True(t, strings.HasPrefix(res.Content[0].(*toolctx.Text).Text, "answer"))
 }
+
+// fullStore is a SemaphoreStore whose slots are all taken, and a
+// RateStore whose buckets are all empty.
+type fullStore struct{}
+
+func (fullStore) Acquire(context.Context, string, middleware.Semaphore) (middleware.SemaphoreLease, error) {
+	return nil, nil
+}
+
+func (fullStore) TakeToken(context.Context, string, middleware.RateBucket) (time.Duration, bool, error) {
+	return time.Second, false, nil
+}
+
+// TestStoreGuardsObserveMode: in observe mode a guard on a store decides
+// as usual and does not block: a call its store rejects (or, failing
+// closed, its failing store) runs at once, noted would_reject.
+func TestStoreGuardsObserveMode(t *testing.T) {
+	closed := middleware.StorePolicy{Name: "g", FailClosed: true, OnError: func(context.Context, middleware.DiagnosticEvent) {}}
+	for name, m := range map[string]toolctx.Middleware{
+		"rate_limit":        middleware.RateLimit(middleware.RateLimitConfig{Rate: 1, Store: fullStore{}, StorePolicy: middleware.StorePolicy{Name: "g"}}),
+		"bulkhead":          middleware.Bulkhead(middleware.BulkheadConfig{Limit: 1, MaxWait: time.Hour, Store: fullStore{}, StorePolicy: middleware.StorePolicy{Name: "g"}}),
+		"rate_limit closed": middleware.RateLimit(middleware.RateLimitConfig{Rate: 1, Store: &brokenStore{}, StorePolicy: closed}),
+		"bulkhead closed":   middleware.Bulkhead(middleware.BulkheadConfig{Limit: 1, Store: &brokenStore{}, StorePolicy: closed}),
+	} {
+		res := thenG(t, middleware.New(middleware.Observe(m)), textTool("answer")).CallTool(context.Background(), reqG("t"))
+		assert.False(t, res.Failed(), "%s: the call ran", name)
+		guard, _ := res.Note(middleware.NoteWouldReject)
+		assert.Equal(t, strings.Fields(name)[0], guard, "%s: the row says what the guard would have done", name)
+	}
+}
