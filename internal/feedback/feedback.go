@@ -6,9 +6,14 @@
 // decoder uses. The adapters and toolctx phrase their feedback here so that
 // a model reads the same words whichever SDK serves it.
 //
-// Every function takes the validator's own text (or error) and returns the
-// sentence; a text it does not recognise is kept as it is, with only its
-// JSON pointer turned into an argument path. The feedback describes the
+// What a validator found is read into [Problem]s (path, rule, expected,
+// got), and the message ([Message]) and the public detail ([Detail]) are
+// built from them alone: from encoding/json's structured errors, and from
+// the two validators' texts by taking only the parts whose shape is known
+// (a schema location, a keyword, a JSON kind, a limit), each checked
+// against what it can be. None of a validator's own words reach the client
+// (they print Go values, Go type names, package paths); a text that is not
+// recognised is a problem of rule "schema". The feedback describes the
 // caller's own arguments and the published schema, so it is public.
 package feedback
 
