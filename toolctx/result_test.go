@@ -377,7 +377,10 @@ func TestTyped(t *testing.T) {
 		assert.Equal(t, errs.CodeInvalidArguments, e.Code(), "%s: invalid arguments", args)
 		assert.Contains(t, e.Message(), want.msg, "%s: message", args)
 		if want.field != "" {
-			assert.Equal(t, want.field, e.Detail()["field"], "%s: detail names the field", args)
+			problems, _ := e.Detail()["problems"].([]any)
+			require.NotEmpty(t, problems, "%s: detail lists the problems", args)
+			first, _ := problems[0].(map[string]any)
+			assert.Equal(t, want.field, first["path"], "%s: detail names the field", args)
 		}
 		pub, scrubbed := errs.Normalize(r.Cause())
 		assert.False(t, scrubbed, "%s: invalid arguments feedback is public", args)

@@ -8,7 +8,9 @@
 //     error whose Unwrap returns itself, or a Join that contains its own
 //     wrapper) ends that branch of the walk instead of hanging the call;
 //   - it never panics: an Unwrap, Is or As method that panics counts as
-//     "no further error", "no match" and "no match".
+//     "no further error", "no match" and "no match";
+//   - it returns: As and Is give up on a method that blocks, after
+//     [MaxTime], and count it as no match (see [Known]).
 //
 // It is generic over the target type, so looking for a concrete type
 // neither reflects nor allocates (errors.As takes its target as an any,
@@ -28,6 +30,9 @@ const MaxNodes = 1024
 // errors.As it skips a zero E (a typed nil *errs.Error, say), which holds
 // nothing to read, and goes on to the next match.
 func As[E error](err error) (E, bool) {
+	if !Known(err) {
+		return asWithin[E](err)
+	}
 	budget := MaxNodes
 	return as[E](err, 0, &budget)
 }
@@ -67,6 +72,9 @@ func as[E error](err error, depth int, budget *int) (E, bool) {
 func Is(err, target error) bool {
 	if err == nil || target == nil {
 		return err == target
+	}
+	if !Known(err) {
+		return isWithin(err, target)
 	}
 	budget := MaxNodes
 	return is(err, target, 0, &budget)

@@ -29,7 +29,8 @@ import (
 //     result the client gets too, as sentences about the arguments
 //     ("invalid arguments: b: expected a number, got null" for mcp-go's
 //     "input schema validation failed: /b: &{Got:null Want:[number]}"),
-//     and mcp-go's own text is the public detail "validator".
+//     and the public detail holds them as data ("problems": path, rule,
+//     expected, got), never mcp-go's own text.
 //
 // Both are public rejections: middleware.Diagnostics is not called, and an
 // audit row holds the code and the public message. The feedback is public:

@@ -124,7 +124,7 @@ func (t terminal) inputValidation(ctx context.Context, sreq *mcp.CallToolRequest
 	if verr == nil {
 		return nil, false
 	}
-	return errs.InvalidArguments(fmt.Sprintf("validating \"arguments\": %v", verr)).WithCause(ge), true
+	return invalidArguments(verr), true
 }
 
 // validateArguments does what the SDK does to a typed tool's arguments
@@ -134,7 +134,7 @@ func validateArguments(raw json.RawMessage, in *jsonschema.Resolved) error {
 	v := map[string]any{}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return fmt.Errorf("unmarshaling arguments: %w", err)
+			return decodeError{raw: raw, err: err}
 		}
 	}
 	var inst any = v

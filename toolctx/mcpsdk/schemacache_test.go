@@ -49,8 +49,8 @@ func TestSchemaCacheNeverStale(t *testing.T) {
 		return text(res)
 	}
 	for range 3 { // cached after the first
-		require.Contains(t, feedback("typed", map[string]any{"a": "not a number"}), "/a")
-		require.Contains(t, feedback("raw", map[string]any{}), `["a"]`)
+		require.Contains(t, feedback("typed", map[string]any{"a": "not a number"}), "a: expected an integer, got a string")
+		require.Contains(t, feedback("raw", map[string]any{}), "a: required, but missing")
 	}
 
 	mcp.AddTool(s, &mcp.Tool{Name: "typed"}, func(ctx context.Context, req *mcp.CallToolRequest, in inB) (*mcp.CallToolResult, any, error) {
@@ -58,8 +58,8 @@ func TestSchemaCacheNeverStale(t *testing.T) {
 	})
 	raw.InputSchema = json.RawMessage(`{"type":"object","required":["b"]}`)
 	s.AddTool(raw, rawHandler)
-	require.Contains(t, feedback("typed", map[string]any{"b": "not a number"}), "/b", "the new typed tool's schema")
-	require.Contains(t, feedback("raw", map[string]any{"a": 1}), `["b"]`, "the raw tool's changed schema")
+	require.Contains(t, feedback("typed", map[string]any{"b": "not a number"}), "b: expected", "the new typed tool's schema")
+	require.Contains(t, feedback("raw", map[string]any{"a": 1}), "b: required, but missing", "the raw tool's changed schema")
 }
 
 // BenchmarkFailedTypedCall: a typed tool whose function returns an error
