@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand"
 	"runtime"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/toolmw/toolmw/errs"
@@ -319,3 +321,33 @@ func Carried[R any](err error) (R, bool) {
 type carried[R any] struct{ res R }
 
 func (carried[R]) Error() string { return "toolmwtest: a result, not an error" }
+
+// FailuresEnv is the environment variable through which a runner tells a
+// server binary it serves over stdio which failures to register:
+// "seed,count" (toolmwtest/mcpsdktest's Command transport sets it).
+const FailuresEnv = "TOOLMWTEST_FAILURES"
+
+// FailuresFromEnv returns gen(seed, count) for the seed and count in
+// [FailuresEnv] (gen is [Generate], or an SDK kit's Failures, which adds
+// shapes of its SDK), for a server binary to register; nil when the
+// variable is unset, and an error when it is malformed.
+func FailuresFromEnv(gen func(seed int64, n int) []Failure) ([]Failure, error) {
+	v := os.Getenv(FailuresEnv)
+	if v == "" {
+		return nil, nil
+	}
+	a, b, ok := strings.Cut(v, ",")
+	var seed int64
+	var n int
+	var err error
+	if ok {
+		seed, err = strconv.ParseInt(a, 10, 64)
+	}
+	if ok && err == nil {
+		n, err = strconv.Atoi(b)
+	}
+	if !ok || err != nil || n < 0 {
+		return nil, fmt.Errorf("toolmwtest: %s=%q: want \"seed,count\", such as \"1,100\"", FailuresEnv, v)
+	}
+	return gen(seed, n), nil
+}

@@ -1,7 +1,6 @@
 package mcpsdk
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // The SDK encodes a tool's result only when it writes the response, after
@@ -34,24 +33,15 @@ var errUnencodable = errors.New("mcpsdk: the tool's result cannot be encoded as 
 // or panic the second time is not called again. It returns r itself when
 // there was nothing to encode, or a copy; it never changes r or anything r
 // points to. A panic in a MarshalJSON method is returned as an error
-// holding an [*errs.PanicError].
-func encodeResult(r *mcp.CallToolResult) (out *mcp.CallToolResult, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			out, err = nil, fmt.Errorf("%w: %w", errUnencodable, errs.NewPanicError(v))
-		}
-	}()
+// holding an [*errs.PanicError] (see adapter.Encode).
+func encodeResult(r *mcp.CallToolResult) (*mcp.CallToolResult, error) {
 	meta, err := encodeMeta(r.Meta)
 	if err != nil {
 		return nil, fmt.Errorf("%w: _meta: %w", errUnencodable, err)
 	}
 	if r.InputRequests != nil {
 		// An input-required result goes out as it is; it must encode.
-		b, err := json.Marshal(r.InputRequests)
-		if err == nil {
-			err = checkDepth(b)
-		}
-		if err != nil {
+		if _, err := adapter.Encode(r.InputRequests); err != nil {
 			return nil, fmt.Errorf("%w: input requests: %w", errUnencodable, err)
 		}
 	}
@@ -92,19 +82,9 @@ func encodeValue(v any) (json.RawMessage, error) {
 		if raw != nil && !json.Valid(raw) {
 			return nil, errors.New("the json.RawMessage is not valid JSON")
 		}
-		return nil, checkDepth(raw)
+		return nil, adapter.CheckDepth(raw)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	b := bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
-	if err := checkDepth(b); err != nil {
-		return nil, err
-	}
-	return json.RawMessage(b), nil
+	return adapter.Encode(v)
 }
 
 // encodeStructured encodes structured content: as encodeValue, and a
@@ -136,41 +116,6 @@ func encodeMeta(m map[string]any) (mcp.Meta, error) {
 		}
 	}
 	return out, nil
-}
-
-// maxDepth is how deep a value in a result may nest. The SDK's decoder
-// refuses a message that nests deeper than 1000 objects and arrays
-// (internal/json, defaultMaxDepth), and its client then closes the
-// session; a value sits at most 6 levels down in the message (the
-// message, the result, the content list, a block, its resource, its
-// _meta).
-const maxDepth = 1000 - 6
-
-// checkDepth fails if the JSON b nests deeper than maxDepth.
-func checkDepth(b []byte) error {
-	depth, inString, escaped := 0, false, false
-	for _, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			if depth++; depth > maxDepth {
-				return fmt.Errorf("the value nests deeper than %d levels, more than MCP clients decode", maxDepth)
-			}
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return nil
 }
 
 // encodeContent returns a copy of content blocks with every _meta encoded
@@ -264,7 +209,7 @@ func encodeContent(cs []mcp.Content) ([]mcp.Content, error) {
 			}
 			ann = c.Annotations
 		default:
-			if _, err := json.Marshal(c); err != nil {
+			if _, err := adapter.Encode(c); err != nil {
 				return nil, fmt.Errorf("content[%d]: %w", i, err)
 			}
 			continue

@@ -78,7 +78,7 @@ func TestNothingLeaksThroughToolmw(t *testing.T) {
 }
 
 func TestFailuresEnv(t *testing.T) {
-	t.Setenv(mcpsdktest.FailuresEnv, "nonsense")
+	t.Setenv(toolmwtest.FailuresEnv, "nonsense")
 	err := mcpsdktest.AddFailingToolsFromEnv(mcp.NewServer(&mcp.Implementation{Name: "x"}, nil))
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), `want "seed,count"`), "the error says what to write: %v", err)

@@ -40,7 +40,7 @@ var (
 // Command returns a transport to the stdio of a server binary: cmd is called
 // once per run for a fresh *exec.Cmd. [Config.NewServer] is not used for it;
 // the binary registers the failing tools itself with
-// [AddFailingToolsFromEnv] ([Run] sets [FailuresEnv] in its environment), or
+// [AddFailingToolsFromEnv] ([Run] sets [toolmwtest.FailuresEnv] in its environment), or
 // only its own tools are called.
 func Command(name string, cmd func() *exec.Cmd) Transport {
 	return Transport{name: "stdio: " + name, command: cmd}
@@ -215,7 +215,7 @@ func connect(ctx context.Context, cfg Config, fs []toolmwtest.Failure, tr Transp
 
 func connectCommand(ctx context.Context, cfg Config, tr Transport, client *mcp.Client, rec *toolmwtest.Recorder) (*mcp.ClientSession, func(), error) {
 	cmd := tr.command()
-	cmd.Env = append(cmd.Environ(), fmt.Sprintf("%s=%d,%d", FailuresEnv, cfg.Seed, cfg.Count))
+	cmd.Env = append(cmd.Environ(), fmt.Sprintf("%s=%d,%d", toolmwtest.FailuresEnv, cfg.Seed, cfg.Count))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, nil, err
