@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"runtime"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 
