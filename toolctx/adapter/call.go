@@ -123,7 +123,11 @@ func (c *Call[W]) answer(res *toolctx.CallResult) W {
 		// A result an interceptor made outside every hook that checks
 		// (Sendable), or a public detail that cannot be encoded: the chain
 		// has ended, so this can only be logged.
-		c.log(c.cfg.Name+": the chain's result cannot be sent; the client gets an internal failure", "error", err)
+		args := []any{"error", err}
+		if pe := errs.PanicOf(err); pe != nil {
+			args = append(args, "stack", string(pe.Stack))
+		}
+		c.log(c.cfg.Name+": the chain's result cannot be sent; the client gets an internal failure", args...)
 		pub, _ := c.cfg.Normalizer.Normalize(err)
 		return c.codec.Failure(errs.Public{Code: pub.Code, Message: pub.Message}) // a detail might not encode either
 	}

@@ -51,7 +51,7 @@ func toolmwServer(causes *toolmwtest.Causes) func() *mcp.Server {
 func TestFindsTheLeaksOfABareServer(t *testing.T) {
 	res, err := mcpsdktest.Check(context.Background(), mcpsdktest.Config{
 		NewServer:  bareServer,
-		Transports: []mcpsdktest.Transport{mcpsdktest.InMemory},
+		Transports: []toolmwtest.Transport{toolmwtest.InMemory},
 		Count:      16, // the raw shapes; no panic (the bare SDK would crash)
 	})
 	require.NoError(t, err)
