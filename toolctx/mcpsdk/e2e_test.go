@@ -83,7 +83,7 @@ type fixture struct {
 	received  *capture
 	records   func() []record
 	changed   func() <-chan struct{} // closed at the next record; nil: poll records
-	heard     *heard // the notifications the client received
+	heard     *heard                 // the notifications the client received
 }
 
 type transportKind struct {
