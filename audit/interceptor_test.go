@@ -16,7 +16,7 @@ import (
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
-	"github.com/toolmw/toolmw/internal/shapes"
+	"github.com/toolmw/toolmw/toolmwtest/shapes"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/adapter"

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolmwtest/shapes"
 )
 
 // Kind says what a server that keeps the one rule does with a failure, so
@@ -104,10 +105,6 @@ type (
 	valueError struct{ secret string }
 	// multiError wraps several errors through Unwrap() []error.
 	multiError []error
-	// formatterError prints the canary through Format as well as Error.
-	formatterError struct{ secret string }
-	// panickingError panics when rendered, with the canary as the value.
-	panickingError struct{ secret string }
 	// stringer is a panic value with a String method.
 	stringer struct{ secret string }
 	// secretStruct is a panic value whose field holds the canary.
@@ -121,11 +118,6 @@ func (e *ptrError) Error() string      { return "backend: " + e.secret }
 func (e valueError) Error() string     { return "value error: " + e.secret }
 func (m multiError) Error() string     { return fmt.Sprintf("%d errors: %v", len(m), []error(m)) }
 func (m multiError) Unwrap() []error   { return m }
-func (e formatterError) Error() string { return "formatter: " + e.secret }
-func (e formatterError) Format(f fmt.State, _ rune) {
-	fmt.Fprintf(f, "formatted %s", e.secret)
-}
-func (e *panickingError) Error() string { panic("Error() panicked: " + e.secret) }
 func (s stringer) String() string       { return "stringer " + s.secret }
 
 // lookalikes are texts a raw message may start with to pass for something
@@ -166,7 +158,7 @@ var baseShapes = []func(c string) Failure{
 	func(c string) Failure {
 		return Failure{"Unwrap() []error", c, Raw, returning(multiError{errors.New("a"), &ptrError{c}})}
 	},
-	func(c string) Failure { return Failure{"fmt.Formatter error", c, Raw, returning(formatterError{c})} },
+	func(c string) Failure { return Failure{"fmt.Formatter error", c, Raw, returning(shapes.FormatterError{Secret: c})} },
 	func(c string) Failure {
 		return Failure{"raw text that looks like SDK validation feedback", c, Raw, returning(errors.New(lookalikes[0] + c))}
 	},
@@ -229,10 +221,10 @@ var baseShapes = []func(c string) Failure{
 		}}
 	},
 	func(c string) Failure {
-		return Failure{"an error whose Error method panics", c, Opaque, returning(&panickingError{c})}
+		return Failure{"an error whose Error method panics", c, Opaque, returning(shapes.ErrorPanics{Secret: c})}
 	},
 	func(c string) Failure {
-		return Failure{"panic whose value's Error method panics", c, Opaque, panicking(&panickingError{c})}
+		return Failure{"panic whose value's Error method panics", c, Opaque, panicking(shapes.ErrorPanics{Secret: c})}
 	},
 }
 
@@ -263,7 +255,7 @@ func composed(r *rand.Rand, c string) Failure {
 		err = valueError{text}
 		shape = append([]string{"custom value type"}, shape...)
 	default:
-		err = formatterError{text}
+		err = shapes.FormatterError{Secret: text}
 		shape = append([]string{"fmt.Formatter"}, shape...)
 	}
 	for depth := r.Intn(4); depth > 0; depth-- {

@@ -92,3 +92,21 @@ func CheckDepth(b []byte) error {
 	}
 	return nil
 }
+
+// RawValues returns each value of m as the JSON it encodes to, or nil for
+// a nil m: the client's answers of a multi-round-trip request's later
+// round ([toolctx.Request.InputResponses]) from the SDK's decoded form. A
+// value that does not encode is left out (the SDK decoded it from JSON: it
+// encodes).
+func RawValues[M ~map[string]V, V any](m M) map[string]json.RawMessage {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		if b, err := json.Marshal(v); err == nil {
+			out[k] = b
+		}
+	}
+	return out
+}

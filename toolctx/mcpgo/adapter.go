@@ -323,7 +323,7 @@ func fillRequest(req *toolctx.Request, ctx context.Context, r *mcp.CallToolReque
 	if len(r.Header) > 0 {
 		req.Header = r.Header
 	}
-	req.InputResponses, req.RequestState = inputResponses(r.Params.InputResponses), r.Params.RequestState
+	req.InputResponses, req.RequestState = adapter.RawValues(r.Params.InputResponses), r.Params.RequestState
 }
 
 func rawArguments(r *mcp.CallToolRequest) json.RawMessage {

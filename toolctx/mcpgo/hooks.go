@@ -76,19 +76,11 @@ func AddHooks(h *server.Hooks, m toolctx.Middleware, opts ...Option) {
 }
 
 // addHooks adds the rejection hooks to h. A non-nil s limits them to calls
-// to s (h may be shared between servers).
-//
-// Whether mcp-go rejected a call before the tool middleware is decided by
-// where the answer came from, never by what its text says. When the
-// adapter's own middleware serves the same server ([ServerOption]), a
+// to s (h may be shared between servers). With [ServerOption], a
 // BeforeCallTool hook opens a mark for the call (keyed by the call's
-// context, which mcp-go hands to the hooks and to the middleware alike), the
-// middleware sets it when the call enters the chain, and the AfterCallTool
-// and OnError hooks close it: a call that entered the chain is never a
-// rejection. Any answer that came through the adapter also carries
-// _meta[toolctx.ErrorMetaKey] on failure (the only kind the hooks look at),
-// which decides when the middleware belongs to another adapter value
-// ([Middleware] with [AddHooks]).
+// context, which mcp-go hands to the hooks and to the middleware alike),
+// the middleware sets it when the call enters the chain, and the
+// AfterCallTool and OnError hooks close it (see AddHooks for the rest).
 func (e *engine) addHooks(h *server.Hooks, s *server.MCPServer) {
 	if e.marks != nil {
 		// A mark lives until the call's AfterCallTool or OnError hook;
@@ -175,11 +167,8 @@ func (e *engine) rejected(ctx context.Context, r *mcp.CallToolRequest, pub *errs
 // inputValidationFeedback returns the text of mcp-go's input-validation
 // result (mcp.NewToolResultError(err.Error()), the only isError result
 // mcp-go makes before the tool middleware), or false for a result that came
-// through the adapter. The hooks call it only for calls that did not enter
-// the middleware, as far as the marks tell: with [ServerOption] that is the
-// whole decision; otherwise (the middleware from another adapter value) a
-// failure the adapter answered is told by its _meta[toolctx.ErrorMetaKey].
-// What the text says is never looked at.
+// through the adapter (its _meta[toolctx.ErrorMetaKey] says so). What the
+// text says is never looked at.
 func (e *engine) inputValidationFeedback(r *mcp.CallToolResult) (string, bool) {
 	if !r.IsError || len(r.Content) != 1 {
 		return "", false

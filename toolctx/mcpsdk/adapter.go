@@ -361,7 +361,7 @@ func fill(cfg *adapter.Config, ctx context.Context, r *toolctx.Request, sreq *mc
 	if len(p.Meta) > 0 {
 		r.Meta = p.Meta
 	}
-	r.InputResponses, r.RequestState = inputResponses(p.InputResponses), p.RequestState
+	r.InputResponses, r.RequestState = adapter.RawValues(p.InputResponses), p.RequestState
 	ctxIsPerRequest := true
 	if ex := sreq.Extra; ex != nil {
 		// Only the streamable HTTP transport sets Extra.

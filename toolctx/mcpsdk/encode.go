@@ -125,17 +125,14 @@ func encodeMeta(m map[string]any) (mcp.Meta, error) {
 // again by the SDK). Texts, data and URIs always encode.
 func encodeContent(cs []mcp.Content) ([]mcp.Content, error) {
 	var out []mcp.Content
-	set := func(i int, c mcp.Content) {
-		if out == nil {
-			out = append(make([]mcp.Content, 0, len(cs)), cs...)
-		}
-		out[i] = c
-	}
 	for i, c := range cs {
+		// meta is the block's _meta; with copies the block with its _meta
+		// encoded (m, when not nil); force: copy it even when m is nil.
 		var (
-			meta mcp.Meta
-			ann  *mcp.Annotations
-			err  error
+			meta  mcp.Meta
+			ann   *mcp.Annotations
+			with  func(m mcp.Meta) mcp.Content
+			force bool
 		)
 		switch c := c.(type) {
 		case nil:
@@ -145,80 +142,64 @@ func encodeContent(cs []mcp.Content) ([]mcp.Content, error) {
 			if c == nil {
 				continue
 			}
-			if meta, err = encodeMeta(c.Meta); err == nil && meta != nil {
-				cc := *c
-				cc.Meta = meta
-				set(i, &cc)
-			}
-			ann = c.Annotations
+			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content { cc := *c; cc.Meta = m; return &cc }
 		case *mcp.ImageContent:
 			if c == nil {
 				continue
 			}
-			if meta, err = encodeMeta(c.Meta); err == nil && meta != nil {
-				cc := *c
-				cc.Meta = meta
-				set(i, &cc)
-			}
-			ann = c.Annotations
+			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content { cc := *c; cc.Meta = m; return &cc }
 		case *mcp.AudioContent:
 			if c == nil {
 				continue
 			}
-			if meta, err = encodeMeta(c.Meta); err == nil && meta != nil {
-				cc := *c
-				cc.Meta = meta
-				set(i, &cc)
-			}
-			ann = c.Annotations
+			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content { cc := *c; cc.Meta = m; return &cc }
 		case *mcp.ResourceLink:
 			if c == nil {
 				continue
 			}
-			if meta, err = encodeMeta(c.Meta); err == nil && meta != nil {
-				cc := *c
-				cc.Meta = meta
-				set(i, &cc)
-			}
-			ann = c.Annotations
+			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content { cc := *c; cc.Meta = m; return &cc }
 		case *mcp.EmbeddedResource:
 			if c == nil {
 				continue
 			}
 			var rmeta mcp.Meta
-			if meta, err = encodeMeta(c.Meta); err != nil {
-				break
-			}
 			if c.Resource != nil {
+				var err error
 				if rmeta, err = encodeMeta(c.Resource.Meta); err != nil {
-					err = fmt.Errorf("resource: %w", err)
-					break
+					return nil, fmt.Errorf("content[%d]: resource: _meta: %w", i, err)
 				}
 			}
-			if meta != nil || rmeta != nil {
+			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content {
 				cc := *c
-				if meta != nil {
-					cc.Meta = meta
+				if m != nil {
+					cc.Meta = m
 				}
 				if rmeta != nil {
 					rc := *c.Resource
 					rc.Meta = rmeta
 					cc.Resource = &rc
 				}
-				set(i, &cc)
+				return &cc
 			}
-			ann = c.Annotations
+			force = rmeta != nil
 		default:
 			if _, err := adapter.Encode(c); err != nil {
 				return nil, fmt.Errorf("content[%d]: %w", i, err)
 			}
 			continue
 		}
+		if ann != nil && (math.IsNaN(ann.Priority) || math.IsInf(ann.Priority, 0)) {
+			return nil, fmt.Errorf("content[%d]: annotations: the priority %v is not a JSON number", i, ann.Priority)
+		}
+		m, err := encodeMeta(meta)
 		if err != nil {
 			return nil, fmt.Errorf("content[%d]: _meta: %w", i, err)
 		}
-		if ann != nil && (math.IsNaN(ann.Priority) || math.IsInf(ann.Priority, 0)) {
-			return nil, fmt.Errorf("content[%d]: annotations: the priority %v is not a JSON number", i, ann.Priority)
+		if m != nil || force {
+			if out == nil {
+				out = append(make([]mcp.Content, 0, len(cs)), cs...)
+			}
+			out[i] = with(m)
 		}
 	}
 	return out, nil

@@ -50,10 +50,6 @@ import (
 // invalid arguments (the adapter's message; the handler's error stays the
 // cause).
 
-// errorStringType is the type of errors.New's errors, and of fmt.Errorf's
-// without %w: the type of the SDK's input-validation error.
-var errorStringType = reflect.TypeOf(errors.New(""))
-
 // methodListTools is the SDK method that reads the tool table.
 const methodListTools = "tools/list"
 
@@ -109,7 +105,9 @@ func (t terminal) unknownTool(ctx context.Context, sreq *mcp.CallToolRequest, er
 // the SDK's refusal of the arguments before the tool's function ran, and
 // returns the feedback the client gets then.
 func (t terminal) inputValidation(ctx context.Context, sreq *mcp.CallToolRequest, ge error) (*errs.Error, bool) {
-	if reflect.TypeOf(ge) != errorStringType {
+	// The SDK's input-validation error has the type of errors.New's (and of
+	// fmt.Errorf's without %w); only a failure pays for this.
+	if reflect.TypeOf(ge) != reflect.TypeOf(errors.New("")) {
 		return nil, false
 	}
 	tool, _ := t.lookupTool(ctx, sreq, sreq.Params.Name)

@@ -150,7 +150,7 @@ func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) 
 			// bridge fulfilled this tool's input requests for a client
 			// older than protocol 2026-07-28, and this is the next round.
 			r := *req
-			r.InputResponses, r.RequestState = inputResponses(sreq.Params.InputResponses), sreq.Params.RequestState
+			r.InputResponses, r.RequestState = adapter.RawValues(sreq.Params.InputResponses), sreq.Params.RequestState
 			req = &r
 		}
 		res := t.call(ctx, req)
