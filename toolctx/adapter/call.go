@@ -49,6 +49,12 @@ type Call[W any] struct {
 	codec    Codec[W]
 	notifier notifier
 
+	// The contained run (run): its handler, answer and end.
+	h         toolctx.Handler
+	out       W
+	answering bool
+	esc       escape
+
 	// The last result checked (for the chain's hooks, or the answer), so
 	// that a result is encoded once.
 	mu      sync.Mutex
@@ -72,26 +78,31 @@ type Call[W any] struct {
 // late. A result that cannot be sent (the codec says why) is logged and
 // answered with the internal failure of that reason.
 func (c *Call[W]) Serve(ctx context.Context, cfg *Config, h toolctx.Handler, codec Codec[W], s Sender) W {
-	c.cfg, c.ctx, c.codec, c.notifier.s = cfg, ctx, codec, s
-	var out W
-	answering := false
-	pe := Run(func() {
-		res := h.CallTool(toolctx.WithNotifier(WithResultChecker(ctx, c), &c.notifier), &c.Request)
-		answering = true
-		out = c.answer(res)
-	})
+	c.cfg, c.ctx, c.codec, c.notifier.s, c.h = cfg, ctx, codec, s, h
+	contain.Run(c.run) // c holds what run needs: one allocation, the method value
 	// The chain has returned: nothing more is sent about the call (a
 	// goroutine the handler left behind gets toolctx.ErrCallEnded).
 	c.notifier.end()
+	pe := c.esc.pe
 	if pe == nil {
-		return out
+		return c.out
 	}
-	c.logEscaped(pe, answering)
+	c.logEscaped(pe, c.answering)
 	if cerr := ctx.Err(); cerr != nil {
 		pub, _ := errs.Normalize(cerr)
 		return codec.Failure(pub)
 	}
 	return codec.Failure(c.generic())
+}
+
+// run is Serve's contained function (see Run).
+func (c *Call[W]) run() {
+	defer c.esc.catch()
+	growStack()
+	res := c.h.CallTool(toolctx.WithNotifier(WithResultChecker(c.ctx, c), &c.notifier), &c.Request)
+	c.answering = true
+	c.out = c.answer(res)
+	c.esc.returned = true
 }
 
 // Observe runs h for a call the SDK has answered already (it rejected the
@@ -221,29 +232,39 @@ func (c *Call[W]) log(msg string, args ...any) {
 // mcp-go in-process 1.063-1.093 with and 1.131-1.162 without, five
 // alternating runs each on 2026-12-01 of `go test ./bench -run '^$'
 // -bench 'Interleaved/(sdk-in-memory|mcpgo-in)' -benchtime 1000x`.)
-func Run(f func()) (pe *errs.PanicError) {
+func Run(f func()) *errs.PanicError {
+	var e escape
 	contain.Run(func() {
-		returned := false
-		defer func() {
-			// Recovered here, on f's coroutine, so that the stack is the
-			// panic's. A Goexit goes on after this (recover returns nil
-			// for it) and contain.Run lets it finish.
-			if !returned {
-				v := recover()
-				if v == nil {
-					// A panic(nil) recovers as a *runtime.PanicNilError
-					// since Go 1.21; under GODEBUG=panicnil=1 it is
-					// taken for a Goexit, which ends the same way.
-					v = errs.ErrGoexit
-				}
-				pe = errs.NewPanicError(v)
-			}
-		}()
+		defer e.catch()
 		growStack()
 		f()
-		returned = true
+		e.returned = true
 	})
-	return pe
+	return e.pe
+}
+
+// escape is how a contained function ended.
+type escape struct {
+	returned bool
+	pe       *errs.PanicError
+}
+
+// catch is deferred on the contained coroutine: when the function did not
+// return, it records why, there, so that the stack is the panic's. A
+// Goexit goes on after it (recover returns nil for one) and contain.Run
+// lets it finish.
+func (e *escape) catch() {
+	if e.returned {
+		return
+	}
+	v := recover()
+	if v == nil {
+		// A panic(nil) recovers as a *runtime.PanicNilError since Go 1.21;
+		// under GODEBUG=panicnil=1 it is taken for a Goexit, which ends the
+		// same way.
+		v = errs.ErrGoexit
+	}
+	e.pe = errs.NewPanicError(v)
 }
 
 // growStack grows the calling goroutine's stack to at least 16 KiB.
