@@ -62,6 +62,10 @@ const maxToolPages = 1000
 // tool.
 func (t terminal) lookupTool(ctx context.Context, sreq *mcp.CallToolRequest, name string) (tool *mcp.Tool, read bool) {
 	defer func() {
+		// Needed here, not left to the terminal's adapter.Native: a
+		// tools/list that panics (a middleware inside the adapter's) means
+		// the table cannot be read, and the failure keeps its own cause,
+		// scrubbed; it does not become a panic of the call.
 		if recover() != nil {
 			tool, read = nil, false
 		}
