@@ -343,3 +343,16 @@ func FailuresFromEnv(gen func(seed int64, n int) []Failure) ([]Failure, error) {
 	}
 	return gen(seed, n), nil
 }
+
+// GenerateWith is [Generate](seed, n) and, after those, up to n/10 (at
+// least one) of an SDK's own shapes, each with a fresh canary tagged tag:
+// what an SDK kit's Failures returns. The same seed gives the same
+// failures.
+func GenerateWith(seed int64, n int, shapes []func(canary string) Failure, tag string) []Failure {
+	fs := Generate(seed, n)
+	r := rand.New(rand.NewSource(seed ^ int64(len(tag))<<32 ^ 0x5eed))
+	for i := range min(len(shapes), max(1, n/10)) {
+		fs = append(fs, shapes[i](fmt.Sprintf("%s%016x-%s", CanaryPrefix, r.Uint64(), tag)))
+	}
+	return fs
+}

@@ -34,17 +34,14 @@ type Config struct {
 	// that path), StreamableHTTP, SSE or Stdio (every byte recorded).
 	// Default: all four.
 	Transports []toolmwtest.Transport
-	// Seed and Count choose the failures ([Failures]). Default 1 and 100.
-	Seed  int64
-	Count int
-	// Causes, if set, is checked after the run.
-	Causes *toolmwtest.Causes
-	// Secrets are more strings that must never reach the client.
-	Secrets []string
-	// SkipOwnTools leaves the server's own tools uncalled.
+	// The rest mean what toolmwtest.Plan's fields do; the failures are
+	// [Failures](Seed, Count).
+	Seed         int64
+	Count        int
+	Causes       *toolmwtest.Causes
+	Secrets      []string
 	SkipOwnTools bool
-	// CallTimeout bounds each call. Default 10s.
-	CallTimeout time.Duration
+	CallTimeout  time.Duration
 }
 
 // Run runs the check and reports each problem with t.Error.

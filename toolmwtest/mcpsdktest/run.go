@@ -30,21 +30,14 @@ type Config struct {
 	// registers the failing tools with [AddFailingToolsFromEnv] (NewServer
 	// is not used for it). Default: the first four.
 	Transports []toolmwtest.Transport
-	// Seed and Count choose the failures ([Failures]). Default seed 1,
-	// count 100.
-	Seed  int64
-	Count int
-	// Causes, if set, is checked after the run: every raw or panic
-	// failure's canary must have reached a diagnostics event or an audit
-	// row recorded there.
-	Causes *toolmwtest.Causes
-	// Secrets are more strings that must never reach the client: the
-	// server's own credentials, say.
-	Secrets []string
-	// SkipOwnTools leaves the server's own tools uncalled.
+	// The rest mean what toolmwtest.Plan's fields do; the failures are
+	// [Failures](Seed, Count).
+	Seed         int64
+	Count        int
+	Causes       *toolmwtest.Causes
+	Secrets      []string
 	SkipOwnTools bool
-	// CallTimeout bounds each call. Default 10s.
-	CallTimeout time.Duration
+	CallTimeout  time.Duration
 }
 
 // Run runs the check and reports each problem with t.Error; it returns the

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -19,12 +18,7 @@ import (
 // *jsonrpc.Error with a protocol-looking code, a result whose structured
 // content cannot be encoded).
 func Failures(seed int64, n int) []toolmwtest.Failure {
-	fs := toolmwtest.Generate(seed, n)
-	r := rand.New(rand.NewSource(seed ^ 0x5eed))
-	for i := range min(len(sdkShapes), max(1, n/10)) {
-		fs = append(fs, sdkShapes[i](fmt.Sprintf("%s%016x-sdk", toolmwtest.CanaryPrefix, r.Uint64())))
-	}
-	return fs
+	return toolmwtest.GenerateWith(seed, n, sdkShapes, "sdk")
 }
 
 // AddFailingTools registers one tool per failure on s, named as
