@@ -114,11 +114,11 @@ type (
 	}
 )
 
-func (e *ptrError) Error() string      { return "backend: " + e.secret }
-func (e valueError) Error() string     { return "value error: " + e.secret }
-func (m multiError) Error() string     { return fmt.Sprintf("%d errors: %v", len(m), []error(m)) }
-func (m multiError) Unwrap() []error   { return m }
-func (s stringer) String() string       { return "stringer " + s.secret }
+func (e *ptrError) Error() string    { return "backend: " + e.secret }
+func (e valueError) Error() string   { return "value error: " + e.secret }
+func (m multiError) Error() string   { return fmt.Sprintf("%d errors: %v", len(m), []error(m)) }
+func (m multiError) Unwrap() []error { return m }
+func (s stringer) String() string    { return "stringer " + s.secret }
 
 // lookalikes are texts a raw message may start with to pass for something
 // the SDKs or toolmw produce themselves.
@@ -158,7 +158,9 @@ var baseShapes = []func(c string) Failure{
 	func(c string) Failure {
 		return Failure{"Unwrap() []error", c, Raw, returning(multiError{errors.New("a"), &ptrError{c}})}
 	},
-	func(c string) Failure { return Failure{"fmt.Formatter error", c, Raw, returning(shapes.FormatterError{Secret: c})} },
+	func(c string) Failure {
+		return Failure{"fmt.Formatter error", c, Raw, returning(shapes.FormatterError{Secret: c})}
+	},
 	func(c string) Failure {
 		return Failure{"raw text that looks like SDK validation feedback", c, Raw, returning(errors.New(lookalikes[0] + c))}
 	},
