@@ -16,10 +16,10 @@ import (
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
-	"github.com/toolmw/toolmw/toolmwtest/shapes"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/adapter"
+	"github.com/toolmw/toolmw/toolmwtest/shapes"
 )
 
 // canary is a raw message that must reach the row only where the caller's
