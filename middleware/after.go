@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // CallInfo is what an [After] hook learns of a finished call: the one
@@ -61,7 +62,7 @@ type AfterFunc func(ctx context.Context, info CallInfo)
 // Use [WithNormalizer] when Normalize with a mapping is not inside After.
 //
 // A result the adapter running the call reports it cannot send (an
-// interceptor's result that does not encode, see [toolctx.Sendable]) is
+// interceptor's result that does not encode, see [adapter.Sendable]) is
 // replaced, for fn and for the interceptors outside, by the raw failure
 // that says why: fn records the internal failure the client gets, with the
 // encoder's error as the cause.
@@ -100,8 +101,8 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 				// A Goexit: returning lets it continue.
 			}()
 			// What the adapter cannot send is recorded as the failure the
-			// client gets (toolctx.Sendable), not as a success.
-			res = toolctx.Sendable(ctx, next.CallTool(ctx, req))
+			// client gets (adapter.Sendable), not as a success.
+			res = adapter.Sendable(ctx, next.CallTool(ctx, req))
 			info := CallInfo{Details: toolctx.DetailsOf(req), Request: req, Result: res, Start: start, Duration: time.Since(start)}
 			if res.Failed() {
 				info.Outcome = toolctx.Classify(ctx, res, o.normalizer)

@@ -7,6 +7,7 @@ import (
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/internal/ctxend"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // DiagnosticEvent describes one unexpected failure, for the operator. Its
@@ -59,7 +60,7 @@ type DiagnosticsFunc func(ctx context.Context, ev DiagnosticEvent)
 // stop a Goexit).
 //
 // A result the adapter cannot send is reported, and replaced, as [After]
-// describes ([toolctx.Sendable]).
+// describes ([adapter.Sendable]).
 //
 // A panic in fn is caught and reported once to the fallback logger
 // ([WithFallbackLogger]); the result is returned unchanged either way.
@@ -89,7 +90,7 @@ func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
 					panic(v)
 				}
 			}()
-			res := toolctx.Sendable(ctx, next.CallTool(ctx, req))
+			res := adapter.Sendable(ctx, next.CallTool(ctx, req))
 			returned = true
 			if !res.Failed() {
 				return res

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -215,30 +214,6 @@ func TestCallResultPrintingHidesCause(t *testing.T) {
 
 	var nilRes *toolctx.CallResult
 	assert.NotPanics(t, func() { _ = fmt.Sprintf("%v", nilRes) }, "printing a nil result does not panic")
-}
-
-func TestNewCallIDUniqueConcurrent(t *testing.T) {
-	const workers, per = 8, 2000
-	ids := make(chan string, workers*per)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range per {
-				ids <- toolctx.NewCallID()
-			}
-		}()
-	}
-	wg.Wait()
-	close(ids)
-	seen := make(map[string]bool, workers*per)
-	for id := range ids {
-		require.NotEmpty(t, id, "call id is set")
-		require.False(t, seen[id], "call id %q is unique", id)
-		seen[id] = true
-	}
-	assert.Len(t, seen, workers*per, "every id was distinct")
 }
 
 func TestContextHelpers(t *testing.T) {

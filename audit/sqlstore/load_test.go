@@ -16,6 +16,7 @@ import (
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 const (
@@ -67,7 +68,7 @@ func runLoad(t testing.TB, w *audit.Async, goroutines, calls int) map[string]int
 				if loadTools[k] == "cancel" {
 					ctx = canceled
 				}
-				req := &toolctx.Request{Tool: loadTools[k], CallID: toolctx.NewCallID(), Transport: toolctx.TransportInMemory}
+				req := &toolctx.Request{Tool: loadTools[k], CallID: adapter.NewCallID(), Transport: toolctx.TransportInMemory}
 				h.CallTool(ctx, req)
 				counts[k].Add(1)
 			}

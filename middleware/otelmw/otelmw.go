@@ -23,6 +23,7 @@ import (
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // ScopeName is the instrumentation scope of the tracer and the meter.
@@ -220,8 +221,8 @@ func (h handler) CallTool(ctx context.Context, req *toolctx.Request) (res *toolc
 		}
 	}()
 	// A result the adapter cannot send is recorded as the failure the
-	// client gets (see toolctx.Sendable).
-	res = toolctx.Sendable(callCtx, h.next.CallTool(callCtx, req))
+	// client gets (see adapter.Sendable).
+	res = adapter.Sendable(callCtx, h.next.CallTool(callCtx, req))
 	finished = true
 	in.finish(callCtx, span, measure, start, s, version, req, res)
 	return res

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
 
@@ -80,14 +81,14 @@ func BenchmarkFailedTypedCall(b *testing.B) {
 	}
 	for _, bc := range []struct {
 		name string
-		opts []mcpsdk.Option
-	}{{"cached", nil}, {"uncached", []mcpsdk.Option{mcpsdk.WithoutSchemaCache()}}} {
+		mw   func(toolctx.Middleware, ...mcpsdk.Option) mcp.Middleware
+	}{{"cached", mcpsdk.Middleware}, {"uncached", mcpsdk.MiddlewareWithoutSchemaCache}} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := mcp.NewServer(&mcp.Implementation{Name: "bench"}, nil)
 			mcp.AddTool(s, &mcp.Tool{Name: "fail"}, func(ctx context.Context, req *mcp.CallToolRequest, in in) (*mcp.CallToolResult, any, error) {
 				return nil, nil, errors.New("db: connection refused")
 			})
-			mcpsdk.Install(s, nil, bc.opts...)
+			s.AddReceivingMiddleware(bc.mw(nil))
 			st, ct := mcp.NewInMemoryTransports()
 			ss, err := s.Connect(context.Background(), st, nil)
 			if err != nil {
@@ -130,10 +131,10 @@ func BenchmarkOriginCheck(b *testing.B) {
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "fail", Arguments: json.RawMessage(`{"name":"x","where":{"city":"y"}}`)}}
 	for _, bc := range []struct {
 		name string
-		opts []mcpsdk.Option
-	}{{"cached", nil}, {"uncached", []mcpsdk.Option{mcpsdk.WithoutSchemaCache()}}} {
+		mw   func(toolctx.Middleware, ...mcpsdk.Option) mcp.Middleware
+	}{{"cached", mcpsdk.Middleware}, {"uncached", mcpsdk.MiddlewareWithoutSchemaCache}} {
 		b.Run(bc.name, func(b *testing.B) {
-			h := mcpsdk.Middleware(nil, bc.opts...)(next)
+			h := bc.mw(nil)(next)
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
