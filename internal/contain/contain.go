@@ -1,38 +1,102 @@
 package contain
 
-import "iter"
+import (
+	"iter"
+	"sync"
+)
+
+// Runner is what [Do] runs: a pointer that implements it converts to the
+// interface without an allocation, which a method value (x.Run passed as
+// a func) does not.
+type Runner interface {
+	Run()
+}
 
 // Run calls f and returns once f has returned, panicked or called
 // runtime.Goexit. escaped reports that f did not return; v is then what
-// recover returned (nil for a Goexit).
+// recover returned (nil for a Goexit). Run(f) is Do(f) with f as a
+// [Runner].
+func Run(f func()) (v any, escaped bool) {
+	return Do(funcRunner(f))
+}
+
+// funcRunner is a func as a [Runner]: a func value is one pointer, so the
+// conversion does not allocate.
+type funcRunner func()
+
+func (f funcRunner) Run() { f() }
+
+// Do calls r.Run and returns once it has returned, panicked or called
+// runtime.Goexit, as [Run] does.
 //
-// f runs on a coroutine (iter.Pull): the caller's thread switches to it
+// r runs on a coroutine (iter.Pull): the caller's thread switches to it
 // and back without the scheduler, so no other thread is woken, which a
 // go statement and a wait would do on every call. A Goexit cannot be
-// stopped; f's coroutine hands control back in the middle of it, and a
+// stopped; r's coroutine hands control back in the middle of it, and a
 // goroutine of its own lets it finish.
-func Run(f func()) (v any, escaped bool) {
-	goexit := false
-	next, stop := iter.Pull(func(yield func(struct{}) bool) {
-		returned := false
-		defer func() {
-			if returned {
-				return
-			}
-			v, escaped = recover(), true
-			if v == nil {
-				goexit = true
-				yield(struct{}{})
-			}
-		}()
-		f()
-		returned = true
-	})
+//
+// What Do itself needs between the caller and the coroutine (r, the
+// outcome, and the function iter.Pull runs) lives in a pooled state, so
+// that a call allocates only what iter.Pull does. The coroutine itself
+// cannot be pooled: the runtime ends the process ("coro: OS thread locking
+// must match locking at coroutine creation", runtime/coro.go) when a
+// goroutine locked to its thread resumes a coroutine another goroutine
+// made, or the other way round, and whether the caller is locked cannot be
+// known.
+func Do(r Runner) (v any, escaped bool) {
+	s := states.Get().(*state)
+	s.r = r
+	next, stop := iter.Pull(s.seq)
 	next()
-	if goexit {
+	if s.goexit {
+		// The coroutine is still in its Goexit and holds s: s is not
+		// reused.
 		go stop()
 		return nil, true
 	}
 	stop()
+	v, escaped = s.v, s.escaped
+	*s = state{seq: s.seq}
+	states.Put(s)
 	return v, escaped
+}
+
+// state is one Do's, between the caller and the coroutine.
+type state struct {
+	r        Runner
+	v        any
+	escaped  bool
+	returned bool
+	goexit   bool
+	// seq is s.body, made once per state: a method value allocates.
+	seq iter.Seq[struct{}]
+}
+
+// states holds the idle states; New makes one with its seq.
+var states = sync.Pool{New: func() any {
+	s := new(state)
+	s.seq = s.body
+	return s
+}}
+
+// body is the coroutine's function: it runs r and, when r did not return,
+// records why.
+func (s *state) body(yield func(struct{}) bool) {
+	defer s.catch(yield)
+	s.r.Run()
+	s.returned = true
+}
+
+// catch is deferred by body. For a Goexit (recover returns nil) it hands
+// control back to Do in the middle of the Goexit, which goes on when Do's
+// goroutine calls stop.
+func (s *state) catch(yield func(struct{}) bool) {
+	if s.returned {
+		return
+	}
+	s.v, s.escaped = recover(), true
+	if s.v == nil {
+		s.goexit = true
+		yield(struct{}{})
+	}
 }

@@ -2,6 +2,7 @@ package contain_test
 
 import (
 	"errors"
+	"iter"
 	"runtime"
 	"sync"
 	"testing"
@@ -97,4 +98,52 @@ func BenchmarkGoAndWait(b *testing.B) {
 		go func() { wg.Done() }()
 		wg.Wait()
 	}
+}
+
+type nop struct{ n int }
+
+func (r *nop) Run() { r.n++ }
+
+// BenchmarkDo is Do with a pointer Runner, as the adapter kit calls it:
+// the conversion to the interface does not allocate.
+func BenchmarkDo(b *testing.B) {
+	b.ReportAllocs()
+	r := new(nop)
+	for b.Loop() {
+		contain.Do(r)
+	}
+}
+
+// A state reused after a panic or a Goexit reports the next call's outcome
+// only.
+func TestDoAfterEscapes(t *testing.T) {
+	r := new(nop)
+	for range 100 {
+		v, escaped := contain.Run(func() { panic("boom") })
+		require.True(t, escaped, "a panic escapes")
+		require.Equal(t, "boom", v, "the panic value")
+		_, escaped = contain.Run(func() { runtime.Goexit() })
+		require.True(t, escaped, "a Goexit escapes")
+		v, escaped = contain.Do(r)
+		require.False(t, escaped, "a return after escapes is not an escape")
+		require.Nil(t, v, "nothing recovered from a return")
+	}
+	assert.Equal(t, 100, r.n, "the Runner ran each time")
+}
+
+// Do allocates no more than the iter.Pull it runs on: its own state is
+// pooled, and a pointer Runner converts without an allocation. (sync.Pool
+// drops an item now and then under the race detector: the bound allows
+// one allocation.)
+func TestDoAllocatesOnlyIterPull(t *testing.T) {
+	seq := func(func(struct{}) bool) {}
+	pull := testing.AllocsPerRun(1000, func() {
+		next, stop := iter.Pull(seq)
+		next()
+		stop()
+	})
+	r := new(nop)
+	do := testing.AllocsPerRun(1000, func() { contain.Do(r) })
+	t.Logf("Do %.2f allocations per call, iter.Pull alone %.2f", do, pull)
+	assert.LessOrEqual(t, do, pull+1, "Do allocates beyond iter.Pull's %.2f", pull)
 }

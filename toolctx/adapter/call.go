@@ -79,7 +79,7 @@ type Call[W any] struct {
 // answered with the internal failure of that reason.
 func (c *Call[W]) Serve(ctx context.Context, cfg *Config, h toolctx.Handler, codec Codec[W], s Sender) W {
 	c.cfg, c.ctx, c.codec, c.notifier.s, c.h = cfg, ctx, codec, s, h
-	contain.Run(c.run) // c holds what run needs: one allocation, the method value
+	contain.Do((*served[W])(c)) // c holds what run needs; converted, not a method value, which allocates
 	// The chain has returned: nothing more is sent about the call (a
 	// goroutine the handler left behind gets toolctx.ErrCallEnded).
 	c.notifier.end()
@@ -94,6 +94,13 @@ func (c *Call[W]) Serve(ctx context.Context, cfg *Config, h toolctx.Handler, cod
 	}
 	return codec.Failure(c.generic())
 }
+
+// served is a Call as the [contain.Runner] Serve runs: a pointer
+// conversion, where the method value c.run would be an allocation per call.
+type served[W any] Call[W]
+
+// Run is Serve's contained function.
+func (s *served[W]) Run() { (*Call[W])(s).run() }
 
 // run is Serve's contained function (see Run).
 func (c *Call[W]) run() {
