@@ -165,6 +165,9 @@ func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
 	return func(s *server.MCPServer) {
 		e.tasks = &taskLinks{match: func(ctx context.Context, r *mcp.CallToolRequest) bool { return hybridTask(ctx, s, r) }}
 		server.WithToolHandlerMiddleware(mw)(s)
+		if f := toolFilter(e.cfg); f != nil {
+			server.WithToolFilter(f)(s)
+		}
 		h := s.GetHooks()
 		if h == nil {
 			h = &server.Hooks{}
