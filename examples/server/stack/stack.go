@@ -85,6 +85,14 @@ type ServerOptions struct {
 	// (the demo: its rate limit, bulkhead and cache), so that their
 	// rejections are audited and normalized like any failure.
 	Guards []toolctx.Middleware
+	// Scopes, when set, is the per-tool scope policy: RequireScopes(*Scopes)
+	// runs first among the guards, and the adapter hides from each caller's
+	// tools/list the tools the policy would refuse it
+	// (mcpsdk.WithVisibility(Scopes.Allows)), answering a call to one as
+	// an unknown tool. The caller is the identity an HTTP layer gives
+	// (httpmw.Authenticate with mcpsdk.ForwardIdentity, or go-sdk's
+	// auth.RequireBearerToken).
+	Scopes *middleware.ScopePolicy
 }
 
 // NewServer builds the go-sdk server with the demo tools behind the
@@ -102,9 +110,16 @@ func NewServer(o ServerOptions) (*mcp.Server, error) {
 	if err := AddTools(server); err != nil {
 		return nil, err
 	}
-	chain := middleware.New(o.Outer...).Extend(Chain(o.Audit, Diagnostics(o.Logger), o.SlowTimeout, o.Logger)).Append(o.Guards...)
-	mcpsdk.Install(server, chain.Middleware(),
-		mcpsdk.WithTransport(o.Transport), mcpsdk.WithFallbackLogger(o.Logger))
+	chain := middleware.New(o.Outer...).Extend(Chain(o.Audit, Diagnostics(o.Logger), o.SlowTimeout, o.Logger))
+	opts := []mcpsdk.Option{mcpsdk.WithTransport(o.Transport), mcpsdk.WithFallbackLogger(o.Logger)}
+	if o.Scopes != nil {
+		// The policy and the lists it filters are one value: a caller
+		// sees exactly the tools it may call.
+		chain = chain.Append(middleware.RequireScopes(*o.Scopes))
+		opts = append(opts, mcpsdk.WithVisibility(o.Scopes.Allows))
+	}
+	chain = chain.Append(o.Guards...)
+	mcpsdk.Install(server, chain.Middleware(), opts...)
 	return server, nil
 }
 
