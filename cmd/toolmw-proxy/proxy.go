@@ -26,7 +26,7 @@ import (
 // list changes, resource updates) and requests (sampling, elicitation)
 // forwarded to the clients.
 type proxy struct {
-	up     *upstream // set once the first generation is up
+	up     *upstream                  // set once the first generation is up
 	server atomic.Pointer[mcp.Server] // set once the first generation is up
 	logger *slog.Logger
 
