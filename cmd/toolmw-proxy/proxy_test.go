@@ -55,7 +55,7 @@ type proxied struct {
 
 // leakyConfig is the configuration in front of the leaky upstream (this
 // test binary in roleLeaky), with extra YAML appended.
-func leakyConfig(t *testing.T, extra string) string {
+func leakyConfig(t testing.TB, extra string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "proxy.yaml")
 	cfg := "upstream:\n  env:\n    " + roleEnv + ": " + roleLeaky + "\n  restart_min: 50ms\n  restart_max: 1s\n" + extra
