@@ -73,7 +73,7 @@ type UpstreamConfig struct {
 	PingInterval time.Duration `yaml:"ping_interval"`
 	PingTimeout  time.Duration `yaml:"ping_timeout"`
 	// StartTimeout bounds the start and the MCP initialization of the
-	// upstream. Default 30s (npx may download the package first).
+	// upstream. Default 2m (npx may download the package first).
 	StartTimeout time.Duration `yaml:"start_timeout"`
 }
 
@@ -185,7 +185,7 @@ const (
 	defaultRestartMax   = 30 * time.Second
 	defaultPingInterval = 15 * time.Second
 	defaultPingTimeout  = 5 * time.Second
-	defaultStartTimeout = 30 * time.Second
+	defaultStartTimeout = 2 * time.Minute
 	defaultSessionIdle  = 5 * time.Minute
 	defaultMaxSessions  = 1000
 )

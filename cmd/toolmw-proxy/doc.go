@@ -69,8 +69,9 @@
 // http.allowed_hosts, and its Origin, when it has one, a loopback origin or
 // one of http.allowed_origins (the DNS-rebinding check the MCP
 // specification asks of HTTP servers). The upstream command starts with a
-// minimal environment — PATH, HOME, the locale (LANG, LC_ALL, LC_CTYPE), TZ
-// and TMPDIR — plus only the variables upstream.pass_env names and those
+// minimal environment — PATH, HOME, the locale (LANG, LC_ALL, LC_CTYPE), TZ,
+// TMPDIR and the TLS trust store's paths (SSL_CERT_FILE, SSL_CERT_DIR,
+// NODE_EXTRA_CA_CERTS) — plus only the variables upstream.pass_env names and those
 // upstream.env sets: never the proxy's own environment, which holds its
 // audit DSN, its tokens and whatever else the operator exported.
 //

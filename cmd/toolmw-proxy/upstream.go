@@ -362,9 +362,13 @@ func orText(err error, s string) string {
 
 // minimalEnv are the variables of the proxy's environment every upstream
 // command gets: what finding programs, a home directory and the locale
-// need. Anything else (the audit DSN, tokens, whatever the operator
-// exported) stays with the proxy unless upstream.pass_env names it.
-var minimalEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"}
+// need, and where the TLS trust store is (paths, not secrets: without them
+// npx cannot reach a registry behind a TLS-inspecting proxy). Anything else
+// (the audit DSN, tokens, HTTP proxies, which may hold credentials,
+// whatever the operator exported) stays with the proxy unless
+// upstream.pass_env names it.
+var minimalEnv = []string{"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"}
 
 // upstreamEnv is the command's environment: minimalEnv and pass_env from
 // lookup (the proxy's environment), then env's literal values.
