@@ -303,6 +303,9 @@ func lineOf(root *yaml.Node, path []any) int {
 	return line
 }
 
+// ruleName is what a scrub rule's name may be (middleware.ScrubRule).
+var ruleName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+
 // envName is what an environment variable's name may be.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -382,8 +385,8 @@ func (v *validator) check(c *Config) {
 	if c.Scrub != nil {
 		for i, r := range c.Scrub.Rules {
 			at := []any{"scrub_secrets", "rules", i}
-			if r.Name == "" {
-				v.failf(at, "scrub_secrets.rules[%d]: name is missing", i)
+			if !ruleName.MatchString(r.Name) {
+				v.failf(append(at, "name"), "scrub_secrets.rules[%d].name must be letters, digits and underscores, not %q", i, r.Name)
 			}
 			if _, err := regexp.Compile(r.Pattern); err != nil || r.Pattern == "" {
 				v.failf(append(at, "pattern"), "scrub_secrets.rules[%d].pattern is not a regular expression: %q", i, r.Pattern)

@@ -28,6 +28,7 @@ func TestConfigErrorsNameTheLine(t *testing.T) {
 		{"bad env name", "upstream:\n  env:\n    BAD-NAME: x\n", "proxy.yaml:3: upstream.env: \"BAD-NAME\" is not a variable name"},
 		{"bad pass_env", "upstream:\n  pass_env:\n    - OK\n    - \"no good\"\n", "proxy.yaml:4: upstream.pass_env"},
 		{"bad pattern", "scrub_secrets:\n  rules:\n    - name: x\n      pattern: \"(\"\n", "proxy.yaml:4: scrub_secrets.rules[0].pattern"},
+		{"bad rule name", "scrub_secrets:\n  rules:\n    - name: a b\n      pattern: x\n", "proxy.yaml:3: scrub_secrets.rules[0].name"},
 		{"token without env", "auth:\n  tokens:\n    - subject: alice\n", "proxy.yaml:3: auth.tokens[0]: token_env is missing"},
 		{"token env empty", "auth:\n  tokens:\n    - subject: alice\n      token_env: TOOLMW_PROXY_TEST_UNSET_TOKEN\n", "proxy.yaml:4: auth.tokens[0]: $TOOLMW_PROXY_TEST_UNSET_TOKEN is empty"},
 		{"bad origin", "http:\n  allowed_origins: [\"app.example\"]\n", "proxy.yaml:2: http.allowed_origins"},

@@ -51,6 +51,8 @@ type proxied struct {
 	done   chan int
 	// progress gets the client's progress notifications.
 	progress chan *mcp.ProgressNotificationParams
+	// listChanged gets the client's tools/list_changed notifications.
+	listChanged chan struct{}
 }
 
 // leakyConfig is the configuration in front of the leaky upstream (this
@@ -69,7 +71,7 @@ func leakyConfig(t testing.TB, extra string) string {
 func startProxy(t *testing.T, args ...string) *proxied {
 	t.Helper()
 	p := &proxied{db: filepath.Join(t.TempDir(), "audit.db"), stderr: &syncBuffer{}, done: make(chan int, 1),
-		progress: make(chan *mcp.ProgressNotificationParams, 100)}
+		progress: make(chan *mcp.ProgressNotificationParams, 100), listChanged: make(chan struct{}, 100)}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	go func() {
@@ -80,6 +82,9 @@ func startProxy(t *testing.T, args ...string) *proxied {
 	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			p.progress <- r.Params
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			p.listChanged <- struct{}{}
 		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -339,4 +344,84 @@ func TestCallDeadline(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Equal(t, errs.CodeTimeout, errorCode(t, res))
 	assert.False(t, p.call(t, "echo", map[string]any{}).IsError)
+}
+
+// TestToolListChanges: when the upstream's tool list changes, the proxy
+// mirrors it, its client is told, and the new tool is served.
+func TestToolListChanges(t *testing.T) {
+	p := startLeaky(t, "")
+	require.Equal(t, "added", text(p.call(t, "add_tool", nil)))
+	select {
+	case <-p.listChanged:
+	case <-time.After(time.Minute):
+		t.Fatal("the client was not told the tool list changed")
+	}
+	tools, err := p.cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	assert.Contains(t, names, "added_later")
+	assert.Equal(t, "added later", text(p.call(t, "added_later", nil)))
+}
+
+// TestCancellationReachesUpstream: a client that cancels its call cancels
+// the upstream's, and the row says canceled.
+func TestCancellationReachesUpstream(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(dirEnv, dir) // the upstream gets it through pass_env
+	p := startLeaky(t, "  pass_env: ["+dirEnv+"]\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	params := &mcp.CallToolParams{Name: "wait_cancel"}
+	params.SetProgressToken("wait-1")
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.cs.CallTool(ctx, params)
+		done <- err
+	}()
+	select {
+	case <-p.progress: // the upstream has the call
+	case <-time.After(time.Minute):
+		t.Fatal("wait_cancel never started")
+	}
+	cancel()
+	<-done
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "cancelled")); err == nil {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the upstream's call was never cancelled")
+		time.Sleep(20 * time.Millisecond)
+	}
+	rows := p.rows(t, "wait_cancel", 1)
+	assert.Equal(t, audit.OutcomeCanceled, rows[0].Outcome)
+}
+
+// TestScrubSecretsOnFeedback: the upstream's own isError feedback passes as
+// it is, unless scrub_secrets is configured: then the connection string's
+// password is replaced, and the row notes it.
+func TestScrubSecretsOnFeedback(t *testing.T) {
+	plain := startLeaky(t, "")
+	assert.Contains(t, text(plain.call(t, "secret_feedback", nil)), "hunter2", "feedback is public: as it is without scrub_secrets")
+
+	scrubbed := startLeaky(t, "scrub_secrets: {}\n")
+	res := scrubbed.call(t, "secret_feedback", nil)
+	assert.True(t, res.IsError)
+	assert.NotContains(t, text(res), "hunter2")
+	assert.Contains(t, text(res), "db.internal", "only the secret is replaced")
+}
+
+// TestRateLimitPerTool: a tool's rate limit answers the public rejection
+// once its burst is spent; other tools are not limited.
+func TestRateLimitPerTool(t *testing.T) {
+	p := startLeaky(t, "tools:\n  echo:\n    rate: {per_second: 0.001, burst: 2}\n")
+	for range 2 {
+		assert.False(t, p.call(t, "echo", map[string]any{}).IsError)
+	}
+	res := p.call(t, "echo", map[string]any{})
+	assert.True(t, res.IsError)
+	assert.Equal(t, errs.CodeRateLimited, errorCode(t, res))
+	assert.False(t, p.call(t, "pid", nil).IsError)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,8 +126,31 @@ func leakyServer() *mcp.Server {
 		fmt.Fprintln(os.Stdout, "Server listening... "+canary)
 		select {}
 	})
+	add("secret_feedback", "Answers isError feedback that holds a connection string.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res := text("cannot reach postgres://app:hunter2@db.internal:5432/orders")
+		res.IsError = true
+		return res, nil
+	})
+	add("add_tool", "Adds the tool added_later: the server tells its clients its tool list changed.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.AddTool(&mcp.Tool{Name: "added_later", InputSchema: object}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("added later"), nil
+		})
+		return text("added"), nil
+	})
+	add("wait_cancel", "Waits for its cancellation, then writes the file cancelled in $"+dirEnv+".", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Message: "waiting"})
+		}
+		<-ctx.Done()
+		_ = os.WriteFile(filepath.Join(os.Getenv(dirEnv), "cancelled"), []byte(context.Cause(ctx).Error()), 0o600)
+		return nil, ctx.Err()
+	})
 	return s
 }
+
+// dirEnv names the directory where the leaky upstream's wait_cancel tool
+// says it was cancelled.
+const dirEnv = "TOOLMW_PROXY_TEST_DIR"
 
 // TestLeakyUpstreamLeaks shows the leaky upstream does leak, called
 // directly: the canary reaches its client. Without this, the proxy's
