@@ -89,10 +89,16 @@ func connectStdioProxy(b *testing.B, args ...string) *mcp.ClientSession {
 
 // startLeakyHTTP runs the leaky upstream on streamable HTTP and returns its
 // endpoint.
-func startLeakyHTTP(b *testing.B) string {
+func startLeakyHTTP(b testing.TB) string {
+	return startLeakyURL(b, roleLeakyHTTP)
+}
+
+// startLeakyURL runs the leaky upstream in role (roleLeakyHTTP or
+// roleLeakySSE) and returns its endpoint.
+func startLeakyURL(b testing.TB, role string) string {
 	b.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), roleEnv+"="+roleLeakyHTTP)
+	cmd.Env = append(os.Environ(), roleEnv+"="+role)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)

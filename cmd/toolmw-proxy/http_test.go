@@ -168,3 +168,23 @@ func TestRefusesOpenAddressWithoutAuth(t *testing.T) {
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// TestURLUpstreams: the proxy in front of an upstream by URL, over
+// streamable HTTP and over HTTP+SSE: results pass, raw errors are
+// scrubbed, and the row keeps them.
+func TestURLUpstreams(t *testing.T) {
+	for _, c := range []struct{ role, transport string }{{roleLeakyHTTP, "streamable"}, {roleLeakySSE, "sse"}} {
+		t.Run(c.transport, func(t *testing.T) {
+			cfg := filepath.Join(t.TempDir(), "proxy.yaml")
+			require.NoError(t, os.WriteFile(cfg, []byte("upstream:\n  url: "+startLeakyURL(t, c.role)+"\n  transport: "+c.transport+"\n"), 0o600))
+			p := startProxy(t, "-config", cfg)
+			t.Cleanup(func() { t.Log(p.stderr) })
+			res := p.call(t, "echo", map[string]any{"via": c.transport})
+			assert.JSONEq(t, `{"via":"`+c.transport+`"}`, text(res))
+			res = p.call(t, "jsonrpc_error", nil)
+			assert.Equal(t, errs.CodeInternal, errorCode(t, res))
+			assertClean(t, res)
+			assert.Contains(t, p.rows(t, "jsonrpc_error", 1)[0].Message, canary)
+		})
+	}
+}

@@ -137,7 +137,11 @@ func (u *upstream) loop(ctx context.Context) {
 			if n == 1 {
 				close(u.ready)
 			}
-			u.logger.Info("upstream: running", "upstream", u.describe(), "generation", n, "pid", g.pid)
+			attrs := []any{"upstream", u.describe(), "generation", n}
+			if g.pid != 0 {
+				attrs = append(attrs, "pid", g.pid)
+			}
+			u.logger.Info("upstream: running", attrs...)
 			g.why = wait()
 			u.mu.Lock()
 			u.cur = nil
@@ -281,10 +285,16 @@ func (u *upstream) connectURL(ctx context.Context, n int) (*generation, func() e
 	if u.cfg.Transport == "sse" {
 		t = &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: &http.Client{}}
 	}
-	cctx, cancel := context.WithTimeout(ctx, u.cfg.StartTimeout)
-	defer cancel()
-	session, err := u.client.Connect(cctx, t, nil)
+	// The SSE transport's stream lives in Connect's context: it must last
+	// as long as the generation, and the start's bound is a timer on it.
+	gctx, cancel := context.WithCancel(ctx)
+	watchdog := time.AfterFunc(u.cfg.StartTimeout, cancel)
+	session, err := u.client.Connect(gctx, t, nil)
+	if !watchdog.Stop() && err != nil {
+		err = fmt.Errorf("it did not complete MCP initialization within %v (upstream.start_timeout): %w", u.cfg.StartTimeout, err)
+	}
 	if err != nil {
+		cancel()
 		return nil, nil, fmt.Errorf("cannot connect to %s: %w", u.cfg.URL, err)
 	}
 	g := &generation{n: n, session: session, ended: make(chan struct{})}
@@ -304,6 +314,7 @@ func (u *upstream) connectURL(ctx context.Context, n int) (*generation, func() e
 		}
 		_ = session.Close()
 		<-sessionEnded
+		cancel()
 		return why
 	}
 	return g, wait, nil

@@ -29,6 +29,7 @@ const (
 	roleProxy     = "proxy"
 	roleLeaky     = "leaky"
 	roleLeakyHTTP = "leaky-http"
+	roleLeakySSE  = "leaky-sse"
 )
 
 // The leaky upstream's secrets: canary is in every raw error it returns;
@@ -52,15 +53,19 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "leaky upstream:", err)
 		}
 		os.Exit(0)
-	case roleLeakyHTTP:
+	case roleLeakyHTTP, roleLeakySSE:
 		s := leakyServer()
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "leaky upstream:", err)
 			os.Exit(1)
 		}
+		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+		if os.Getenv(roleEnv) == roleLeakySSE {
+			h = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)
+		}
 		fmt.Println("http://" + ln.Addr().String() + "/mcp")
-		_ = http.Serve(ln, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+		_ = http.Serve(ln, h)
 		os.Exit(0)
 	}
 	goleak.VerifyTestMain(m)
