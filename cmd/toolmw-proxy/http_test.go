@@ -115,6 +115,14 @@ auth:
 				&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{"s3cret-token-for-alice"}}}, nil)
 			require.NoError(t, err)
 			defer cs.Close()
+			tools, err := cs.ListTools(ctx, nil)
+			require.NoError(t, err)
+			var names []string
+			for _, tool := range tools.Tools {
+				names = append(names, tool.Name)
+			}
+			assert.Contains(t, names, "echo")
+			assert.NotContains(t, names, "env", "a tool the caller lacks the scope for is not in its tools/list")
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"a": 1}})
 			require.NoError(t, err)
 			assert.False(t, res.IsError)

@@ -200,6 +200,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		transport = toolctx.TransportStdio
 	}
 	p := newProxy(logger)
+	if policy, ok := scopePolicy(cfg); ok {
+		p.scopes = &policy
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolmw-proxy", Version: "0.2.0"}, p.clientOptions(sdkLogger))
 	onStart := func(ctx context.Context, g *generation) error {
 		if p.server.Load() == nil {

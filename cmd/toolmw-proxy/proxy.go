@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/toolctx"
 )
 
 // proxy is the MCP server the clients see: the upstream's tools mirrored
@@ -41,6 +45,10 @@ type proxy struct {
 
 	subsMu sync.Mutex
 	subs   map[string]int // resource URI -> subscribed client sessions
+
+	// scopes, when set, is the per-tool scope policy: tools/list shows a
+	// caller only the tools it may call.
+	scopes *middleware.ScopePolicy
 }
 
 // progressRoute is where an upstream progress notification goes.
@@ -188,6 +196,9 @@ func (e *upstreamError) Error() string {
 
 func (e *upstreamError) Unwrap() error { return e.wire }
 
+// progressGrace is how long a call's progress route outlives it.
+const progressGrace = 2 * time.Second
+
 // codeURLElicitationRequired is the protocol's URL elicitation error,
 // which the adapter passes to the client in its own well-checked shape.
 const codeURLElicitationRequired = -32042
@@ -210,7 +221,12 @@ func (p *proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		up := "toolmw-proxy-" + strconv.FormatInt(p.progressSeq.Add(1), 10)
 		p.progress.Store(up, progressRoute{session: req.Session, token: tok})
-		defer p.progress.Delete(up)
+		// go-sdk's client queues an incoming notification for its handlers
+		// but hands a response to its caller at once: progress the upstream
+		// sent just before its result may still be queued when the call
+		// returns. The route outlives the call by progressGrace, so that it
+		// is forwarded (just after the result) rather than lost.
+		defer time.AfterFunc(progressGrace, func() { p.progress.Delete(up) })
 		params.SetProgressToken(up)
 	}
 	if req.Session != nil {
@@ -418,6 +434,13 @@ func (p *proxy) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) erro
 // the text of an error (see protocolError).
 func (p *proxy) forward(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/list" && p.scopes != nil {
+			res, err := next(ctx, method, req)
+			if list, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				return p.visible(ctx, req, list), nil
+			}
+			return res, err
+		}
 		call, ok := forwarded[method]
 		if !ok {
 			return next(ctx, method, req)
@@ -435,6 +458,30 @@ func (p *proxy) forward(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, nil
 	}
+}
+
+// visible is list without the tools the caller lacks a scope for (the
+// scopes of the bearer token on HTTP, where mcpsdk.ForwardIdentity puts
+// them, or of the identity in the context; none on stdio).
+func (p *proxy) visible(ctx context.Context, req mcp.Request, list *mcp.ListToolsResult) *mcp.ListToolsResult {
+	var held []string
+	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
+		held = extra.TokenInfo.Scopes
+	} else if id := toolctx.IdentityFrom(ctx); id != nil {
+		held = id.Scopes
+	}
+	out := *list
+	out.Tools = make([]*mcp.Tool, 0, len(list.Tools))
+	for _, t := range list.Tools {
+		need, ok := p.scopes.Tools[t.Name]
+		if !ok {
+			need = p.scopes.Default
+		}
+		if !slices.ContainsFunc(need, func(s string) bool { return !slices.Contains(held, s) }) {
+			out.Tools = append(out.Tools, t)
+		}
+	}
+	return &out
 }
 
 // forwarded are the methods the upstream answers, by name.
