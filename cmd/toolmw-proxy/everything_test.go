@@ -1,5 +1,7 @@
 package main
 
+//lint:file-ignore SA1019 MCP logging is deprecated as of protocol 2026-07-28 (SEP-2577), still served: the test sets the level through the proxy.
+
 import (
 	"context"
 	"os"

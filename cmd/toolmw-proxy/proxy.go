@@ -1,12 +1,13 @@
 package main
 
+//lint:file-ignore SA1019 MCP logging and sampling are deprecated as of protocol 2026-07-28 (SEP-2577) but still served: the proxy forwards them for the upstreams and clients that use them.
+
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -543,6 +544,3 @@ func (p *proxy) protocolError(method string, err error) error {
 	}
 	return &jsonrpc.Error{Code: code, Message: msg}
 }
-
-// discard is a logger that writes nothing.
-var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
