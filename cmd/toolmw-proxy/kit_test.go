@@ -22,7 +22,7 @@ import (
 // its restarts.
 func TestKitThroughProxy(t *testing.T) {
 	dir := t.TempDir()
-	cfg := leakyConfig(t, "tools:\n  hang:\n    timeout: 1s\n")
+	cfg := leakyConfig(t, "tools:\n  hang:\n    timeout: 1s\n  wait_cancel:\n    timeout: 1s\n")
 	res := mcpsdktest.Run(t, mcpsdktest.Config{
 		Transports: []mcpsdktest.Transport{mcpsdktest.Command("toolmw-proxy", func() *exec.Cmd {
 			cmd := exec.Command(os.Args[0], "-stdio", "-audit-db", filepath.Join(dir, "audit.db"), "-config", cfg, "--", os.Args[0])
@@ -31,6 +31,6 @@ func TestKitThroughProxy(t *testing.T) {
 		})},
 		Secrets: []string{canary, envSecret},
 	})
-	assert.GreaterOrEqual(t, res.Calls, 2*11, "each of the leaky upstream's eleven tools, with valid and with empty arguments (their schemas have no properties to mistype)")
+	assert.GreaterOrEqual(t, res.Calls, 2*14, "each of the leaky upstream's fourteen tools, with valid and with empty arguments (their schemas have no properties to mistype)")
 	t.Log(res)
 }

@@ -147,7 +147,9 @@ func leakyServer() *mcp.Server {
 			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Message: "waiting"})
 		}
 		<-ctx.Done()
-		_ = os.WriteFile(filepath.Join(os.Getenv(dirEnv), "cancelled"), []byte(context.Cause(ctx).Error()), 0o600)
+		if dir := os.Getenv(dirEnv); dir != "" {
+			_ = os.WriteFile(filepath.Join(dir, "cancelled"), []byte(context.Cause(ctx).Error()), 0o600)
+		}
 		return nil, ctx.Err()
 	})
 	return s
