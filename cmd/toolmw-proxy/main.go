@@ -215,7 +215,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return p.syncTools(ctx, g.session)
 	}
-	up, err := startUpstream(cfg.Upstream, client, logger, stderr, onStart)
+	up, err := startUpstream(cfg.Upstream, client, logger, stderr, onStart, p.sawProgress)
 	if err != nil {
 		return fail(stderr, 1, "the upstream %s did not start: %v", describeUpstream(cfg.Upstream), err)
 	}

@@ -39,7 +39,7 @@ type proxy struct {
 	tools   map[string][]byte // the mirrored tools, as the upstream described them
 
 	progressSeq atomic.Int64
-	progress    sync.Map // upstream progress token (string) -> progressRoute
+	progress    sync.Map // upstream progress token (string) -> *progressRoute (progress.go)
 
 	callsMu sync.Mutex
 	calls   []*mcp.ServerSession // sessions of the calls in flight, oldest first
@@ -50,12 +50,6 @@ type proxy struct {
 	// scopes, when set, is the per-tool scope policy: tools/list shows a
 	// caller only the tools it may call.
 	scopes *middleware.ScopePolicy
-}
-
-// progressRoute is where an upstream progress notification goes.
-type progressRoute struct {
-	session *mcp.ServerSession
-	token   any // the client's own token
 }
 
 func newProxy(logger *slog.Logger) *proxy {
@@ -197,7 +191,8 @@ func (e *upstreamError) Error() string {
 
 func (e *upstreamError) Unwrap() error { return e.wire }
 
-// progressGrace is how long a call's progress route outlives it.
+// progressGrace is how long a call that has its result waits for the
+// progress before it to be forwarded.
 const progressGrace = 2 * time.Second
 
 // codeURLElicitationRequired is the protocol's URL elicitation error,
@@ -221,13 +216,13 @@ func (p *proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	params.Meta = forwardMeta(req.Params.Meta)
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		up := "toolmw-proxy-" + strconv.FormatInt(p.progressSeq.Add(1), 10)
-		p.progress.Store(up, progressRoute{session: req.Session, token: tok})
-		// go-sdk's client queues an incoming notification for its handlers
-		// but hands a response to its caller at once: progress the upstream
-		// sent just before its result may still be queued when the call
-		// returns. The route outlives the call by progressGrace, so that it
-		// is forwarded (just after the result) rather than lost.
-		defer time.AfterFunc(progressGrace, func() { p.progress.Delete(up) })
+		route := newProgressRoute(req.Session, tok)
+		p.progress.Store(up, route)
+		defer func() {
+			// The progress sent before the result goes first (progress.go).
+			route.drain(progressGrace)
+			p.progress.Delete(up)
+		}()
 		params.SetProgressToken(up)
 	}
 	if req.Session != nil {
@@ -363,7 +358,8 @@ func (p *proxy) progressNotification(ctx context.Context, r *mcp.ProgressNotific
 	if !ok {
 		return
 	}
-	route := v.(progressRoute)
+	route := v.(*progressRoute)
+	defer route.sent()
 	params := *r.Params
 	params.ProgressToken = route.token
 	_ = route.session.NotifyProgress(ctx, &params)

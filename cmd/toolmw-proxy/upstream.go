@@ -60,6 +60,9 @@ type upstream struct {
 	// onStart runs when a generation has connected, before calls use it
 	// (the proxy mirrors the upstream's tools then).
 	onStart func(ctx context.Context, g *generation) error
+	// sawProgress is told of each progress notification as it comes off
+	// the upstream's stream (progress.go).
+	sawProgress func(tok string)
 
 	mu      sync.Mutex
 	cur     *generation   // nil between generations
@@ -75,8 +78,8 @@ type upstream struct {
 // startUpstream starts the manager and waits for the first generation:
 // its error is the first start's.
 func startUpstream(cfg UpstreamConfig, client *mcp.Client, logger *slog.Logger, stderr io.Writer,
-	onStart func(context.Context, *generation) error) (*upstream, error) {
-	u := &upstream{cfg: cfg, client: client, logger: logger, stderr: stderr, onStart: onStart,
+	onStart func(context.Context, *generation) error, sawProgress func(string)) (*upstream, error) {
+	u := &upstream{cfg: cfg, client: client, logger: logger, stderr: stderr, onStart: onStart, sawProgress: sawProgress,
 		changed: make(chan struct{}), ready: make(chan struct{}), done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	u.stop = cancel
@@ -225,7 +228,8 @@ func (u *upstream) connectCommand(ctx context.Context, n int) (*generation, func
 	// The initialization is bounded by StartTimeout: a process that does
 	// not answer it is killed, which ends Connect.
 	watchdog := time.AfterFunc(u.cfg.StartTimeout, killGroup)
-	session, err := u.client.Connect(context.WithoutCancel(ctx), &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	session, err := u.client.Connect(context.WithoutCancel(ctx),
+		&mcp.IOTransport{Reader: &progressReader{r: stdout, saw: u.sawProgress}, Writer: stdin}, nil)
 	stoppedByWatchdog := !watchdog.Stop()
 	if err != nil {
 		killGroup()
@@ -281,9 +285,10 @@ func (u *upstream) connectCommand(ctx context.Context, n int) (*generation, func
 
 // connectURL opens an MCP session to the URL.
 func (u *upstream) connectURL(ctx context.Context, n int) (*generation, func() error, error) {
-	var t mcp.Transport = &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: &http.Client{}}
+	hc := &http.Client{Transport: progressRoundTripper{next: http.DefaultTransport, saw: u.sawProgress}}
+	var t mcp.Transport = &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: hc}
 	if u.cfg.Transport == "sse" {
-		t = &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: &http.Client{}}
+		t = &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: hc}
 	}
 	// The SSE transport's stream lives in Connect's context: it must last
 	// as long as the generation, and the start's bound is a timer on it.
