@@ -42,7 +42,7 @@ type proxy struct {
 	progress    sync.Map // upstream progress token (string) -> *progressRoute (progress.go)
 
 	callsMu sync.Mutex
-	calls   []*mcp.ServerSession // sessions of the calls in flight, oldest first
+	calls   []*inFlight // the calls in flight, oldest first
 
 	subsMu sync.Mutex
 	subs   map[string]int // resource URI -> subscribed client sessions
@@ -226,8 +226,9 @@ func (p *proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		params.SetProgressToken(up)
 	}
 	if req.Session != nil {
-		p.enter(req.Session)
-		defer p.leave(req.Session)
+		c := &inFlight{session: req.Session, ctx: ctx}
+		p.enter(c)
+		defer p.leave(c)
 	}
 	res, err := g.session.CallTool(ctx, params)
 	if err == nil {
@@ -268,64 +269,79 @@ func forwardMeta(m mcp.Meta) mcp.Meta {
 	return out
 }
 
-// enter and leave track the sessions of the calls in flight, for routing
-// the upstream's requests (sampling, elicitation), which name no call.
-func (p *proxy) enter(s *mcp.ServerSession) {
+// inFlight is a call in flight: its client session, and its context, in
+// which the SDK sends a request to the client on that call's own stream.
+type inFlight struct {
+	session *mcp.ServerSession
+	ctx     context.Context
+}
+
+// enter and leave track the calls in flight, for routing the upstream's
+// requests (sampling, elicitation), which name no call.
+func (p *proxy) enter(c *inFlight) {
 	p.callsMu.Lock()
-	p.calls = append(p.calls, s)
+	p.calls = append(p.calls, c)
 	p.callsMu.Unlock()
 }
 
-func (p *proxy) leave(s *mcp.ServerSession) {
+func (p *proxy) leave(c *inFlight) {
 	p.callsMu.Lock()
 	defer p.callsMu.Unlock()
 	for i := len(p.calls) - 1; i >= 0; i-- {
-		if p.calls[i] == s {
+		if p.calls[i] == c {
 			p.calls = append(p.calls[:i], p.calls[i+1:]...)
 			return
 		}
 	}
 }
 
-// route is the client session an upstream request goes to: that of the
-// call in flight that started last, or the only session.
-func (p *proxy) route() (*mcp.ServerSession, error) {
+// route is where an upstream request goes: the session of the call in
+// flight that started last, in a context that carries that call's (so that
+// the SDK sends the request on the call's own stream, as the upstream did)
+// and ends with the upstream's request; or the only session. The returned
+// cancel must be called.
+func (p *proxy) route(ctx context.Context) (*mcp.ServerSession, context.Context, context.CancelFunc, error) {
 	p.callsMu.Lock()
 	if n := len(p.calls); n > 0 {
-		s := p.calls[n-1]
+		c := p.calls[n-1]
 		p.callsMu.Unlock()
-		return s, nil
+		cctx, cancel := context.WithCancel(c.ctx)
+		stop := context.AfterFunc(ctx, cancel)
+		return c.session, cctx, func() { stop(); cancel() }, nil
 	}
 	p.callsMu.Unlock()
-	var only *mcp.ServerSession
-	n := 0
+	noClient := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the proxy has no client to ask"}
 	server := p.server.Load()
 	if server == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the proxy has no client to ask"}
+		return nil, nil, nil, noClient
 	}
+	var only *mcp.ServerSession
+	n := 0
 	for s := range server.Sessions() {
 		only = s
 		n++
 	}
-	if n == 1 {
-		return only, nil
+	if n != 1 {
+		return nil, nil, nil, noClient
 	}
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the proxy has no client to ask"}
+	return only, ctx, func() {}, nil
 }
 
 func (p *proxy) createMessage(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	s, err := p.route()
+	s, ctx, cancel, err := p.route(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer cancel()
 	return s.CreateMessage(ctx, r.Params)
 }
 
 func (p *proxy) elicit(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	s, err := p.route()
+	s, ctx, cancel, err := p.route(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer cancel()
 	return s.Elicit(ctx, r.Params)
 }
 
