@@ -28,6 +28,12 @@ type BatchID struct {
 	Spool string
 	// Seq is the batch's number in that spool.
 	Seq uint64
+	// First is the index, in the batch numbered Seq, of the first row
+	// written with this id: 0 for the whole batch. [Async] writes a batch
+	// in parts when the store refuses a row of it ([ErrRowRefused]); each
+	// part is written once, and a later write of the whole batch (a replay
+	// after a restart) writes only the rows no part has written.
+	First int
 }
 
 // OnceSink is a [Sink] that can write a batch at most once per [BatchID]:
@@ -41,7 +47,10 @@ type BatchID struct {
 type OnceSink interface {
 	Sink
 	// WriteBatchOnce writes batch and records id in one transaction, or
-	// does nothing when id is recorded already.
+	// does nothing when id is recorded already. batch is the rows
+	// [id.First, id.First+len(batch)) of the batch numbered id.Seq: rows
+	// of it that an earlier write recorded (under another First) are not
+	// written again.
 	WriteBatchOnce(ctx context.Context, id BatchID, batch []Record) error
 	// ForgetBatches removes the ledger's ids of spool below seq: the spool
 	// will never send them again.
