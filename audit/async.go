@@ -623,7 +623,10 @@ func (a *Async) replay(e *entry, recs []Record, closing bool) bool {
 	left := wholeBatch(len(recs))
 	wait := a.cfg.Backoff
 	for attempt := 0; ; attempt++ {
-		err := a.writeParts(&left, recs, &id)
+		answered, err := a.writeParts(&left, recs, &id)
+		if answered {
+			wait = a.cfg.Backoff // the sink answers: a new outage backs off from the start
+		}
 		if err == nil {
 			if err := a.spool.ack(e); err != nil {
 				a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool", slog.String("error", err.Error()))
@@ -680,14 +683,16 @@ func (p parts) rows() int {
 // writeParts writes what is left of batch, part by part, until every row
 // is written or refused (and sent to the fallback sink), or until the sink
 // fails for another reason than the data: it then returns that error, and
-// left holds what is still to write. id numbers a batch from the spool
-// (whose rows count as replayed); nil for one written directly.
-func (a *Async) writeParts(left *parts, batch []Record, id *BatchID) error {
-	for len(*left) > 0 {
+// left holds what is still to write. answered reports whether the sink
+// took or refused a part before that (the outage is new: the caller's
+// retries start again). id numbers a batch from the spool (whose rows
+// count as replayed); nil for one written directly.
+func (a *Async) writeParts(left *parts, batch []Record, id *BatchID) (answered bool, err error) {
+	for ; len(*left) > 0; answered = true {
 		top := len(*left) - 1
 		p := (*left)[top]
 		rows := batch[p.lo:p.hi]
-		err := a.writePart(id, p.lo, rows)
+		err = a.writePart(id, p.lo, rows)
 		switch {
 		case err == nil:
 			*left = (*left)[:top]
@@ -696,7 +701,7 @@ func (a *Async) writeParts(left *parts, batch []Record, id *BatchID) error {
 				a.replayed.Add(uint64(len(rows)))
 			}
 		case !errors.Is(err, ErrRowRefused):
-			return err // an outage: retried, never split
+			return answered, err // an outage: retried, never split
 		case len(rows) == 1:
 			*left = (*left)[:top]
 			a.refuse(rows[0], err)
@@ -706,7 +711,7 @@ func (a *Async) writeParts(left *parts, batch []Record, id *BatchID) error {
 			*left = append(*left, part{p.lo, mid}) // the first half first: rows keep their order
 		}
 	}
-	return nil
+	return answered, nil
 }
 
 // writePart makes one attempt to write rows, which start at index first
@@ -761,9 +766,15 @@ func (a *Async) writeDirect(batch []Record) {
 	wait := a.cfg.Backoff
 	var err error
 	for attempt := 0; a.runCtx.Err() == nil; attempt++ {
-		if err = a.writeParts(&left, batch, nil); err == nil {
+		var answered bool
+		if answered, err = a.writeParts(&left, batch, nil); err == nil {
 			a.recycle(batch)
 			return
+		}
+		if answered {
+			// The sink took or refused parts before this failure: the
+			// retries are counted from this one.
+			attempt, wait = 0, a.cfg.Backoff
 		}
 		if a.cfg.MaxRetries >= 0 && attempt >= a.cfg.MaxRetries {
 			break

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -592,7 +593,14 @@ func (s *Spool) read(e *entry) (recs []Record, err error) {
 		return nil, fmt.Errorf("audit: spool %q: the batch at %s:%d is damaged", s.dir, s.segPath(e.seg.num), e.off)
 	}
 	recs = make([]Record, 0, e.rows) // no regrowing while it decodes
-	if err := json.Unmarshal(payload, &recs); err != nil {
+	// Numbers in the maps (ClientMeta, Detail) decode as json.Number, as
+	// they were written: a float64 would round an id above 2^53, and a
+	// number outside float64's range (1e999999, which a row may carry and
+	// the store refuses) would fail the whole batch here, where nothing
+	// can split it, instead of one row at the store.
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	if err := dec.Decode(&recs); err != nil {
 		return nil, fmt.Errorf("audit: spool %q: decode: %w", s.dir, err)
 	}
 	return recs, nil
