@@ -49,6 +49,12 @@ const (
 	// (fsync'd; the calls queued together share one fsync, a group
 	// commit), so no call is answered without its row on disk. Every batch
 	// goes through the spool. Requires [AsyncOptions.Spool].
+	//
+	// An HTTP row ([KindHTTP], from [HTTP]) does not wait: [HTTP] emits
+	// it once the handler has written its response, and waiting would
+	// hold the response's end for one more fsync after the tool row's. It
+	// goes through the spool with the others, and is lost on SIGKILL or
+	// power loss as in DurabilityMemory when it was still queued.
 	DurabilityDisk
 )
 
@@ -269,7 +275,7 @@ func (a *Async) emit(ctx context.Context, r *Record) {
 		r.Arguments = bytes.Clone(r.Arguments)
 	}
 	var done chan struct{}
-	if a.cfg.Durability == DurabilityDisk {
+	if a.cfg.Durability == DurabilityDisk && r.Kind != KindHTTP {
 		done = a.waiters.Get().(chan struct{})
 	}
 	a.inflight.Add(1)
@@ -561,6 +567,7 @@ func (a *Async) write() {
 	defer close(a.done)
 	closing := false
 	wrote := 0
+	var forgot time.Time
 	for {
 		if a.spool != nil {
 			e, recs, ok, err := a.spool.peek()
@@ -576,8 +583,12 @@ func (a *Async) write() {
 				if !a.replay(e, recs, closing) {
 					return // Close gave up, or the sink failed during Close: the rest stays spooled
 				}
-				if wrote++; wrote%256 == 0 || a.spool.empty() {
+				// The ledger is trimmed every 256 batches, and when the
+				// spool is empty at most once a second (with DurabilityDisk
+				// it empties after nearly every batch).
+				if wrote++; wrote%256 == 0 || (a.spool.empty() && time.Since(forgot) >= time.Second) {
 					a.forget()
+					forgot = time.Now()
 				}
 				continue
 			}

@@ -463,6 +463,9 @@ func (s *Spool) rotate() error {
 		}
 		_ = s.cur.Close()
 		s.cur = nil
+		if err := s.dropDoneTail(); err != nil {
+			return err
+		}
 	}
 	num := uint64(0)
 	if n := len(s.segs); n > 0 {
@@ -474,6 +477,23 @@ func (s *Spool) rotate() error {
 	}
 	s.cur = f
 	s.segs = append(s.segs, &segment{num: num, minSeq: ^uint64(0)})
+	return nil
+}
+
+// dropDoneTail deletes the last segment when all its batches are in the
+// store (ack keeps the one being written). Called with mu held, once the
+// segment is closed.
+func (s *Spool) dropDoneTail() error {
+	n := len(s.segs)
+	if n == 0 || s.segs[n-1].pending > 0 {
+		return nil
+	}
+	seg := s.segs[n-1]
+	s.segs = s.segs[:n-1]
+	s.size -= seg.size
+	if err := os.Remove(s.segPath(seg.num)); err != nil {
+		return fmt.Errorf("audit: spool %q: %w", s.dir, err)
+	}
 	return nil
 }
 
@@ -631,8 +651,15 @@ func (s *Spool) ack(e *entry) error {
 		return nil
 	}
 	if i == len(s.segs)-1 && s.cur != nil {
-		_ = s.cur.Close()
-		s.cur = nil
+		// The segment being written is kept, and the next batches are
+		// appended to it: rotate deletes it once it is full, and Close
+		// when it is done. With DurabilityDisk every batch is spooled and
+		// acknowledged at once, and deleting the file and creating another
+		// per batch made every fsync commit a file's creation and deletion
+		// (a truncation costs the same). Its frames stay on disk until
+		// then: after a crash they are replayed again, and an [OnceSink]
+		// skips them (lowWater keeps their ids in its ledger).
+		return nil
 	}
 	s.segs = slices.Delete(s.segs, i, i+1)
 	s.size -= seg.size
@@ -671,6 +698,9 @@ func (s *Spool) Close() error {
 			err = cerr
 		}
 		s.cur = nil
+		if derr := s.dropDoneTail(); err == nil {
+			err = derr
+		}
 	}
 	if cerr := s.lock.Close(); err == nil {
 		err = cerr
