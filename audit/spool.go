@@ -65,8 +65,9 @@ type SpoolOptions struct {
 	// answered as usual. Default 256 MiB.
 	MaxBytes int64
 	// SegmentBytes is the size at which the spool starts a new file; a file
-	// is deleted once all its batches are in the store. Default 4 MiB, at
-	// most MaxBytes/4.
+	// is deleted once all its batches are in the store and it is full (or
+	// the spool closes): the one being written is appended to meanwhile.
+	// Default 4 MiB, at most MaxBytes/4.
 	SegmentBytes int64
 	// FallbackLogger is where the spool reports what it found on open (a
 	// torn or corrupt file). The same knob as
