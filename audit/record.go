@@ -162,11 +162,13 @@ type Record struct {
 	// sends it, counted from the result without encoding it again (tool
 	// rows): a text block's UTF-8 bytes (before JSON escaping), an image's,
 	// audio's or blob's base64 length, a resource link's URI and an
-	// embedded text resource's text, plus the structured content's JSON
-	// (its length when it is already JSON, as [toolctx.StructuredResult]
-	// and typed tools make it; any other value is encoded once to count
-	// it). A failure counts the one text block the caller receives (the
-	// public message); an input-required answer counts 0. The JSON-RPC
+	// embedded text resource's text, plus the structured content's JSON:
+	// its length when it is JSON already, as [toolctx.StructuredResult]
+	// and typed tools make it; any other value is estimated without
+	// encoding it (its maps, slices and strings walked, escapes not
+	// counted; every other value, a struct or a json.Marshaler included,
+	// as 8 bytes). A failure counts the one text block the caller receives
+	// (the public message); an input-required answer counts 0. The JSON-RPC
 	// framing, field names, annotations and _meta are not counted.
 	ResponseBytes int
 	// ContentBlocks is how many content blocks the result sent back had
@@ -279,30 +281,17 @@ func contentBytes(c toolctx.Content) int {
 // base64Len is the length of n bytes in standard padded base64.
 func base64Len(n int) int { return (n + 2) / 3 * 4 }
 
-// structuredBytes is the length of v's JSON: len(v) for JSON already, else
-// one encoding into a counter.
+// structuredBytes is the length of v's JSON when v is JSON already, else
+// an estimate that encodes nothing (see [Record.ResponseBytes]): the
+// adapter encodes the result once, and the row must not encode it again.
 func structuredBytes(v any) int {
 	switch v := v.(type) {
 	case nil:
 		return 0
 	case json.RawMessage:
 		return len(v)
-	case []byte:
-		return base64Len(len(v)) + 2
 	}
-	var w byteCounter
-	if err := json.NewEncoder(&w).Encode(v); err != nil {
-		return 0 // the adapter fails the call; its row counts what it sent then
-	}
-	return int(w) - 1 // Encode ends with a newline the wire does not have
-}
-
-// byteCounter counts what is written to it.
-type byteCounter int
-
-func (w *byteCounter) Write(p []byte) (int, error) {
-	*w += byteCounter(len(p))
-	return len(p), nil
+	return jsonSize(v, -1)
 }
 
 // notesValue renders notes as a group of key=value attributes, in order.

@@ -33,9 +33,11 @@ func TestRowSizes(t *testing.T) {
 		{"mixed", &toolctx.CallResult{Content: []toolctx.Content{&toolctx.Text{Text: "ab"}, &toolctx.Image{Data: img, MIMEType: "image/png"},
 			&toolctx.EmbeddedResource{Resource: toolctx.ResourceContents{URI: "file:///x", Blob: img}},
 			&toolctx.ResourceLink{URI: "file:///y", Name: "y"}}}, 2 + 16 + 16 + len("file:///y"), 4},
+		{"map value", &toolctx.CallResult{StructuredContent: map[string]any{"city": "Oslo", "n": 7.0}},
+			2 + (len("city") + 4 + len("Oslo") + 2) + (len("n") + 4 + 8), 0}, // estimated: the walk's sizes
 		{"struct value", &toolctx.CallResult{StructuredContent: struct {
 			A int `json:"a"`
-		}{7}}, len(`{"a":7}`), 0},
+		}{7}}, 8, 0}, // never encoded: 8 bytes
 		{"own isError", &toolctx.CallResult{IsError: true, Content: []toolctx.Content{&toolctx.Text{Text: "no such city"}}}, len("no such city"), 1},
 		{"public error", toolctx.ErrorResult(errs.NotFound("no such invoice")), len("no such invoice"), 1},
 		{"raw error", toolctx.ErrorResult(errors.New("dial tcp 10.0.0.7:5432: connection refused")), -1, 1},
