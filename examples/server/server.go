@@ -36,6 +36,7 @@ type config struct {
 	auditTable      string
 	auditSpool      string
 	auditDurability durabilityFlag // audit.go
+	otlpLogs        string         // audit.go
 	logFile         string
 	slowTimeout     time.Duration
 	shutdownTimeout time.Duration
@@ -45,6 +46,7 @@ type config struct {
 	sessionIdle     time.Duration
 	maxSessions     int
 	telemetry       telemetryConfig // telemetry.go
+	fleet           fleetConfig     // fleet.go
 }
 
 // usageError is a bad command line: exit status 2.
@@ -70,6 +72,8 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive HTTP connection stays open")
 	fs.DurationVar(&cfg.sessionIdle, "session-idle-timeout", 5*time.Minute, "how long a stateful session may go without a request before the server closes it (its client must then start a new one)")
 	addTelemetryFlags(fs, &cfg.telemetry)
+	addOTLPLogsFlag(fs, &cfg.otlpLogs)
+	addFleetFlags(fs, &cfg.fleet)
 	fs.IntVar(&cfg.maxSessions, "max-sessions", 1000, "the most stateful sessions open at once; a client that would open one more gets HTTP 503 (no limit with -stateless, where no session outlives its request)")
 	return fs
 }
@@ -123,6 +127,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, usageError{"-audit-db must name a file (or pass -audit-postgres)"}
 	}
 	if err := cfg.telemetry.check(); err != nil {
+		return cfg, err
+	}
+	if err := checkOTLPLogs(cfg.otlpLogs); err != nil {
+		return cfg, err
+	}
+	if err := cfg.fleet.check(); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -185,10 +195,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer tel.close() // after serving: flushes the spans of the last calls
 
+	guardStore, err := openRedis(cfg.fleet, logger)
+	if err != nil {
+		return fail(stderr, 1, "%v", err)
+	}
+	if guardStore != nil {
+		defer guardStore.Close()
+	}
+
 	calls := stack.NewInFlight()
 	defer calls.Cancel()
-	d := &demo{cfg: cfg, w: al.w, calls: calls, tel: tel, logger: logger, sdkLogger: logs.sdkLogger,
-		where: al.where, stdin: stdin, stdout: stdout, stderr: stderr}
+	d := &demo{cfg: cfg, w: al.emitter(), calls: calls, tel: tel, logger: logger, sdkLogger: logs.sdkLogger,
+		where: al.where, stdin: stdin, stdout: stdout, stderr: stderr,
+		guards: cfg.fleet.guards(guardStore, logger, cfg.slowTimeout)}
 	if d.server, err = d.newServer(); err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
@@ -206,9 +225,10 @@ type demo struct {
 	w         audit.Emitter
 	calls     *stack.InFlight
 	tel       *telemetry
-	logger    *slog.Logger // the operator's: diagnostics and shutdown
-	sdkLogger *slog.Logger // the SDK's, from warnings up
-	where     string       // the audit store, for the banner
+	logger    *slog.Logger         // the operator's: diagnostics and shutdown
+	sdkLogger *slog.Logger         // the SDK's, from warnings up
+	where     string               // the audit store, for the banner
+	guards    []toolctx.Middleware // fleet.go
 	stdin     io.Reader
 	stdout    io.Writer
 	stderr    io.Writer
@@ -221,8 +241,13 @@ func (d *demo) newServer() (*mcp.Server, error) {
 	if d.cfg.stdio {
 		transport = toolctx.TransportStdio
 	}
-	return stack.NewServer(stack.ServerOptions{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
-		SlowTimeout: d.cfg.slowTimeout, Transport: transport, Outer: []toolctx.Middleware{d.tel.middleware(), d.calls.Track}})
+	server, err := stack.NewServer(stack.ServerOptions{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
+		SlowTimeout: d.cfg.slowTimeout, Transport: transport, Outer: []toolctx.Middleware{d.tel.middleware(), d.calls.Track},
+		Guards: d.guards})
+	if err != nil {
+		return nil, err
+	}
+	return server, d.tel.recordSessions(server, d.cfg.stdio, d.cfg.stateless) // session_metric.go
 }
 
 // serveHTTP serves streamable HTTP until ctx ends, then shuts down
