@@ -57,7 +57,9 @@ func TestQueuedRowsHoldNoReferenceToTheCall(t *testing.T) {
 		t.Skip("sends 800 MB of arguments")
 	}
 	s := &stallSink{release: make(chan struct{})}
-	w := audit.NewAsync(s, audit.AsyncOptions{Fallback: &memSink{}, FallbackLogger: discardLogger(nil)})
+	// The stall lasts as long as the calls take, a minute and more on a
+	// busy machine under -race: no write may time out into the fallback.
+	w := audit.NewAsync(s, audit.AsyncOptions{Fallback: &memSink{}, FallbackLogger: discardLogger(nil), WriteTimeout: time.Hour})
 	result := toolctx.TextResult("ok")
 	h, err := middleware.New(audit.Interceptor(w)).ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
 		return result

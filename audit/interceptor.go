@@ -112,6 +112,10 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			Duration:  info.Duration,
 			Notes:     info.Result.Notes(),
 		}
+		if info.Request != nil {
+			r.RequestBytes = len(info.Request.Arguments)
+		}
+		r.ResponseBytes, r.ContentBlocks = responseSize(info.Result, &info.Outcome)
 		if info.Outcome.InputRequired {
 			r.Outcome = OutcomeInputRequired
 		}

@@ -155,6 +155,26 @@ type Record struct {
 	Path string
 	// Status is the HTTP status code (HTTP rows).
 	Status int
+	// RequestBytes is the size of the call's arguments: the raw JSON the
+	// client sent, as the adapter received it (tool rows).
+	RequestBytes int
+	// ResponseBytes is the size of the result's payload as the adapter
+	// sends it, counted from the result without encoding it again (tool
+	// rows): a text block's UTF-8 bytes (before JSON escaping), an image's,
+	// audio's or blob's base64 length, a resource link's URI and an
+	// embedded text resource's text, plus the structured content's JSON:
+	// its length when it is JSON already, as [toolctx.StructuredResult]
+	// and typed tools make it; any other value is estimated without
+	// encoding it (its maps, slices and strings walked, escapes not
+	// counted; every other value, a struct or a json.Marshaler included,
+	// as 8 bytes). A failure counts the one text block the caller receives
+	// (the public message); an input-required answer counts 0. The JSON-RPC
+	// framing, field names, annotations and _meta are not counted.
+	ResponseBytes int
+	// ContentBlocks is how many content blocks the result sent back had
+	// (tool rows): 1 for a failure answered with its public message, 0 for
+	// an input-required answer.
+	ContentBlocks int
 	// TraceID and SpanID name the trace span of the call (32 and 16 hex
 	// digits), when a tracing interceptor outside this one (otelmw) had a
 	// recording span: join the row with its trace on them. Empty otherwise.
@@ -174,7 +194,7 @@ func (r *Record) Attrs() []slog.Attr {
 }
 
 // maxAttrs is how many attributes a row has at most.
-const maxAttrs = 22
+const maxAttrs = 25
 
 // appendAttrs appends the row's non-empty fields to attrs (the time first
 // when withTime is set) and returns the extended slice.
@@ -211,9 +231,67 @@ func (r *Record) appendAttrs(attrs []slog.Attr, withTime bool) []slog.Attr {
 	if len(r.Notes) > 0 {
 		attrs = append(attrs, slog.Any("notes", notesValue(r.Notes)))
 	}
+	if r.RequestBytes != 0 {
+		attrs = append(attrs, slog.Int("request_bytes", r.RequestBytes))
+	}
+	if r.ResponseBytes != 0 || r.ContentBlocks != 0 {
+		attrs = append(attrs, slog.Int("response_bytes", r.ResponseBytes), slog.Int("content_blocks", r.ContentBlocks))
+	}
 	attrs = appendString(attrs, "trace_id", r.TraceID)
 	attrs = appendString(attrs, "span_id", r.SpanID)
 	return attrs
+}
+
+// responseSize returns a tool row's ResponseBytes and ContentBlocks (see
+// [Record]) from the final result and how the call ended, without encoding
+// the result but for structured content that is not JSON already.
+func responseSize(res *toolctx.CallResult, o *toolctx.Outcome) (bytes, blocks int) {
+	switch {
+	case o.InputRequired:
+		return 0, 0
+	case o.Failed && (res == nil || res.Cause() != nil || o.Scrubbed || len(res.Content) == 0):
+		return len(o.Public.Message), 1 // the adapter answers with the public message
+	}
+	for _, c := range res.Content {
+		bytes += contentBytes(c)
+	}
+	if !o.Failed { // a failure carries no structured content
+		bytes += structuredBytes(res.StructuredContent)
+	}
+	return bytes, len(res.Content)
+}
+
+// contentBytes is one content block's payload as the adapter sends it.
+func contentBytes(c toolctx.Content) int {
+	switch c := c.(type) {
+	case *toolctx.Text:
+		return len(c.Text)
+	case *toolctx.Image:
+		return base64Len(len(c.Data))
+	case *toolctx.Audio:
+		return base64Len(len(c.Data))
+	case *toolctx.ResourceLink:
+		return len(c.URI)
+	case *toolctx.EmbeddedResource:
+		return len(c.Resource.Text) + base64Len(len(c.Resource.Blob))
+	}
+	return 0
+}
+
+// base64Len is the length of n bytes in standard padded base64.
+func base64Len(n int) int { return (n + 2) / 3 * 4 }
+
+// structuredBytes is the length of v's JSON when v is JSON already, else
+// an estimate that encodes nothing (see [Record.ResponseBytes]): the
+// adapter encodes the result once, and the row must not encode it again.
+func structuredBytes(v any) int {
+	switch v := v.(type) {
+	case nil:
+		return 0
+	case json.RawMessage:
+		return len(v)
+	}
+	return jsonSize(v, -1)
 }
 
 // notesValue renders notes as a group of key=value attributes, in order.

@@ -203,6 +203,11 @@ type Row struct {
 	Notes      []Note          `json:"notes,omitempty"`
 	TraceID    string          `json:"trace_id,omitempty"`
 	SpanID     string          `json:"span_id,omitempty"`
+	// RequestBytes, ResponseBytes and ContentBlocks are the call's sizes
+	// (see audit.Record); 0 in rows written before schema version 4.
+	RequestBytes  int `json:"request_bytes,omitempty"`
+	ResponseBytes int `json:"response_bytes,omitempty"`
+	ContentBlocks int `json:"content_blocks,omitempty"`
 }
 
 // Note is one of a row's notes (what an interceptor noted of the call:
@@ -220,6 +225,7 @@ func RowOf(r audit.Record) Row {
 		Message: r.Message, Detail: r.Detail, DurationMS: float64(r.Duration.Microseconds()) / 1000,
 		ClientMeta: r.ClientMeta, Arguments: r.Arguments, Method: r.Method, Path: r.Path, Status: r.Status,
 		Notes: notesOf(r), TraceID: r.TraceID, SpanID: r.SpanID,
+		RequestBytes: r.RequestBytes, ResponseBytes: r.ResponseBytes, ContentBlocks: r.ContentBlocks,
 	}
 }
 
@@ -249,14 +255,19 @@ func writeTable(w io.Writer, rows []audit.Record) error {
 		_, err := fmt.Fprintln(w, "no rows match")
 		return err
 	}
-	// NOTES and TRACE are shown when a row has notes or a trace id.
-	var withNotes, withTrace bool
+	// SIZE, NOTES and TRACE are shown when a row has sizes, notes or a
+	// trace id.
+	var withSizes, withNotes, withTrace bool
 	for _, r := range rows {
+		withSizes = withSizes || r.RequestBytes != 0 || r.ResponseBytes != 0 || r.ContentBlocks != 0
 		withNotes = withNotes || len(r.Notes) > 0
 		withTrace = withTrace || r.TraceID != ""
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	header := "TIME\tTOOL\tOUTCOME\tCODE\tDURATION\tCALL\t"
+	if withSizes {
+		header += "IN_B\tOUT_B\tBLOCKS\t"
+	}
 	if withTrace {
 		header += "TRACE\t"
 	}
@@ -282,6 +293,9 @@ func writeTable(w io.Writer, rows []audit.Record) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t",
 			r.Time.Local().Format("2006-01-02 15:04:05.000"), dash(what), r.Outcome, dash(string(r.Code)),
 			r.Duration.Round(10*time.Microsecond), dash(id))
+		if withSizes {
+			fmt.Fprintf(tw, "%d\t%d\t%d\t", r.RequestBytes, r.ResponseBytes, r.ContentBlocks)
+		}
 		if withTrace {
 			fmt.Fprintf(tw, "%s\t", dash(r.TraceID))
 		}
