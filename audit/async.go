@@ -10,6 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/safecall"
 )
 
 // FullPolicy says what [Async.Emit] does when the queue is full.
@@ -741,12 +744,11 @@ func safeWrite(ctx context.Context, s Sink, batch []Record) error {
 	return safeCall(func() error { return s.WriteBatch(ctx, batch) })
 }
 
-// safeCall calls f, turning a panic into an error.
+// safeCall calls f, turning a panic into an error. (It runs on the
+// writer's goroutine: a sink that calls runtime.Goexit ends the writer.)
 func safeCall(f func() error) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("audit: sink panicked: %v", v)
-		}
-	}()
-	return f()
+	if fault, ok := safecall.Call(func() { err = f() }, nil); !ok {
+		return errors.New("audit: sink panicked: " + errs.Describe(fault.Value))
+	}
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/safecall"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 )
@@ -23,15 +24,6 @@ type config struct {
 	noMeta   bool
 	mwOpts   []middleware.Option
 	fallback *slog.Logger
-}
-
-// logger is the fallback logger: the one set with WithFallbackLogger, or
-// slog.Default() at the time of the report.
-func (c *config) logger() *slog.Logger {
-	if c.fallback != nil {
-		return c.fallback
-	}
-	return slog.Default()
 }
 
 // WithArguments records the call's arguments as redact returns them. Without
@@ -145,34 +137,28 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 // redacted is c.redact's copy of req's arguments; a redactor that panics
 // records none, and the row is still written.
 func (c *config) redacted(ctx context.Context, req *toolctx.Request) (args json.RawMessage) {
-	defer func() {
-		if v := recover(); v != nil {
-			args = nil
-			c.logger().ErrorContext(ctx, "toolmw/audit: the redactor panicked; the row is written without arguments",
-				"panic", errs.Describe(v), "call_id", req.CallID)
-		}
-	}()
-	return c.redact(req.Tool, req.Arguments)
+	safecall.Reporter{Logger: c.fallback, Describe: errs.Describe}.Call(ctx,
+		"toolmw/audit: the redactor panicked; the row is written without arguments",
+		func() { args = c.redact(req.Tool, req.Arguments) },
+		func() []slog.Attr { return []slog.Attr{slog.String("call_id", req.CallID)} })
+	return args
 }
 
 // emit hands r to e. An emitter that panics (or calls runtime.Goexit) does
 // not lose the row: it is written to the fallback logger, with the call id.
 func (c *config) emit(ctx context.Context, e Emitter, r *Record) {
-	done := false
-	defer func() {
-		if done {
-			return
-		}
-		v := recover()
-		what := "runtime.Goexit"
-		if v != nil {
-			what = errs.Describe(v)
-		}
+	emitSafely(ctx, c.fallback, e, r)
+}
+
+// emitSafely hands r to e; when e panics (or calls runtime.Goexit), the
+// row goes to l (nil: slog.Default()), cut to [DefaultLimits], with the
+// call id and the panic.
+func emitSafely(ctx context.Context, l *slog.Logger, e Emitter, r *Record) {
+	safecall.Call(func() { e.Emit(ctx, *r) }, func(f safecall.Fault) {
 		row := *r
 		DefaultLimits().Apply(&row)
-		c.logger().ErrorContext(ctx, "toolmw/audit: the emitter panicked; row logged here instead",
-			"panic", what, "call_id", r.CallID, "row", row)
-	}()
-	e.Emit(ctx, *r)
-	done = true
+		safecall.Reporter{Logger: l, Describe: errs.Describe}.Report(ctx,
+			"toolmw/audit: the emitter panicked; row logged here instead", f,
+			slog.String("call_id", r.CallID), slog.Any("row", row))
+	})
 }

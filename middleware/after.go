@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/safecall"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -76,32 +77,15 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 	return func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
 			start := time.Now()
-			const (
-				inNext = iota
-				inHook
-				done
-			)
-			stage := inNext
-			defer func() {
-				if stage == done {
-					return
-				}
-				// recover returns nil only for runtime.Goexit: panic(nil)
-				// is a *runtime.PanicNilError since Go 1.21.
-				v := recover()
-				if stage == inHook {
-					o.hookFault(ctx, "toolmw: after hook panicked", v, toolctx.DetailsOf(req))
-					return
-				}
-				o.reportPanic(ctx, fn, req, start, panicError(v, v == nil))
-				if v != nil {
-					panic(v)
-				}
-				// A Goexit: returning lets it continue.
-			}()
-			// What the adapter cannot send is recorded as the failure the
-			// client gets (toolctx.Sendable), not as a success.
-			res = toolctx.Sendable(ctx, next.CallTool(ctx, req))
+			// A panic or a Goexit is reported to fn and goes on: stopping it
+			// is Recover's, or the adapter's.
+			safecall.Observe(func() {
+				// What the adapter cannot send is recorded as the failure
+				// the client gets (toolctx.Sendable), not as a success.
+				res = toolctx.Sendable(ctx, next.CallTool(ctx, req))
+			}, func(f safecall.Fault) {
+				o.reportPanic(ctx, fn, req, start, panicError(f))
+			})
 			info := CallInfo{Details: toolctx.DetailsOf(req), Request: req, Result: res, Start: start, Duration: time.Since(start)}
 			if res.Failed() {
 				info.Outcome = toolctx.Classify(ctx, res, o.normalizer)
@@ -109,13 +93,15 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 			} else if res.InputRequired != nil {
 				info.Outcome.InputRequired = true
 			}
-			stage = inHook
-			fn(ctx, info)
-			stage = done
+			o.callHook(ctx, afterHookFault, info.Details, func() { fn(ctx, info) })
 			return res
 		})
 	}
 }
+
+// afterHookFault is what the fallback logger is told of an After hook
+// that panicked.
+const afterHookFault = "toolmw: after hook panicked"
 
 // reportPanic tells fn about a call that panicked (or called
 // runtime.Goexit) through After.
@@ -128,12 +114,5 @@ func (o *options) reportPanic(ctx context.Context, fn AfterFunc, req *toolctx.Re
 		Outcome:  toolctx.Classify(ctx, toolctx.ErrorResult(pe), o.normalizer),
 		cause:    pe,
 	}
-	finished := false
-	defer func() {
-		if !finished {
-			o.hookFault(ctx, "toolmw: after hook panicked", recover(), info.Details)
-		}
-	}()
-	fn(ctx, info)
-	finished = true
+	o.callHook(ctx, afterHookFault, info.Details, func() { fn(ctx, info) })
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/safecall"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -26,15 +27,6 @@ func newOptions(opts []Option) options {
 	return o
 }
 
-// logger returns the fallback logger: the one set with WithFallbackLogger,
-// or slog.Default() at the time of the report.
-func (o *options) logger() *slog.Logger {
-	if o.fallback != nil {
-		return o.fallback
-	}
-	return slog.Default()
-}
-
 // WithNormalizer sets the rules used to classify a result that was not
 // normalized yet (when [Normalize] is not inside the interceptor). Use the
 // same normalizer as the chain's Normalize. Default: errs.Normalizer{}.
@@ -48,19 +40,15 @@ func WithFallbackLogger(l *slog.Logger) Option {
 	return func(o *options) { o.fallback = l }
 }
 
-// hookFault reports a hook that panicked with v, or called runtime.Goexit
-// (v nil), to the fallback logger, with the call's details when there is a
-// call. The value is rendered with [errs.Describe], which never panics,
-// whatever its methods do.
-func (o *options) hookFault(ctx context.Context, msg string, v any, call toolctx.Details) {
-	attrs := make([]any, 0, 4)
-	if v == nil {
-		attrs = append(attrs, "panic", "runtime.Goexit")
-	} else {
-		attrs = append(attrs, "panic", errs.Describe(v))
-	}
-	if !call.IsZero() {
-		attrs = append(attrs, "call", call)
-	}
-	o.logger().ErrorContext(ctx, msg, attrs...)
+// callHook calls f, a hook, so that a panic in it (or a runtime.Goexit) is
+// reported once to the fallback logger as msg, with the call's details
+// when there is a call, and goes no further; the value is rendered with
+// [errs.Describe], which never panics, whatever its methods do.
+func (o *options) callHook(ctx context.Context, msg string, call toolctx.Details, f func()) {
+	safecall.Reporter{Logger: o.fallback, Describe: errs.Describe}.Call(ctx, msg, f, func() []slog.Attr {
+		if call.IsZero() {
+			return nil
+		}
+		return []slog.Attr{slog.Any("call", call)}
+	})
 }

@@ -15,6 +15,11 @@
 // which escapes to the heap on every call).
 package errchain
 
+import (
+	"errors"
+	"reflect"
+)
+
 // MaxDepth is how deep a walk goes at most: a real chain is a few errors
 // long, and a branch deeper than this is treated as ending there (so a
 // cycle in one branch of a Join does not hide a match in the next).
@@ -199,4 +204,15 @@ func Unwrap(err error) []error {
 		return []error{next}
 	}
 	return nil
+}
+
+// errorStringType is the type of errors.New's errors, and of fmt.Errorf's
+// without %w.
+var errorStringType = reflect.TypeOf(errors.New(""))
+
+// IsErrorString reports whether err has the type errors.New makes (which
+// fmt.Errorf makes too when it wraps nothing): a text and nothing else, so
+// rendering it runs no code of anyone's.
+func IsErrorString(err error) bool {
+	return err != nil && reflect.TypeOf(err) == errorStringType
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/safecall"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 )
@@ -89,17 +90,7 @@ func (o *options) report(ctx context.Context, msg string, code errs.Code, cause 
 		o.logger().ErrorContext(ctx, msg, "err", errs.Describe(cause), "code", code)
 		return
 	}
-	finished := false
-	defer func() {
-		if !finished {
-			v := recover()
-			desc := "runtime.Goexit"
-			if v != nil {
-				desc = errs.Describe(v)
-			}
-			o.logger().ErrorContext(ctx, "toolmw: diagnostics hook panicked", "panic", desc)
-		}
-	}()
-	o.diag(ctx, middleware.NewDiagnosticEvent(toolctx.Details{}, code, cause))
-	finished = true
+	safecall.Reporter{Logger: o.fallback, Describe: errs.Describe}.Call(ctx, "toolmw: diagnostics hook panicked", func() {
+		o.diag(ctx, middleware.NewDiagnosticEvent(toolctx.Details{}, code, cause))
+	}, nil)
 }

@@ -3,6 +3,7 @@ package otelmw
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -40,6 +41,7 @@ type config struct {
 	args       ArgumentsRedactor
 	result     ResultRedactor
 	normalizer errs.Normalizer
+	fallback   *slog.Logger
 	rawCause   bool
 	stack      bool
 
@@ -151,6 +153,19 @@ func WithRawCause() Option {
 // [New] returns an error.
 func WithPanicStack() Option {
 	return func(c *config) { c.stack = true }
+}
+
+// WithFallbackLogger sets where a redactor's panic is reported (the call
+// then records nothing of what it redacts). Default: slog.Default() at the
+// time of the report.
+func WithFallbackLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l == nil {
+			c.fail(errors.New("otelmw: WithFallbackLogger(nil): pass a logger, or leave the option out for slog.Default()"))
+			return
+		}
+		c.fallback = l
+	}
 }
 
 // WithNormalizer sets the rules used to classify a result that was not
