@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,4 +65,23 @@ func TestAuthenticateTypedNilError(t *testing.T) {
 	assert.True(t, evs[0].Details.IsZero(), "no tool call is involved")
 	_ = middleware.DiagnosticEvent{}
 	_ = context.Background()
+}
+
+// A runtime.Goexit in the HTTP layer cannot be stopped, but it is
+// reported to diagnostics once, as a panic error holding errs.ErrGoexit:
+// before, it passed Recover unseen.
+func TestRecoverReportsGoexit(t *testing.T) {
+	d := &diagSink{}
+	h := httpmw.Recover(httpmw.WithDiagnostics(d.fn))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { runtime.Goexit() }))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/", nil))
+	}()
+	<-done
+	evs := d.events()
+	require.Len(t, evs, 1, "reported once")
+	pe := errs.PanicOf(evs[0].Cause())
+	require.NotNil(t, pe, "as a panic error")
+	assert.Equal(t, errs.ErrGoexit, pe.Value)
 }

@@ -1,10 +1,12 @@
 package otelmw_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
@@ -358,4 +360,30 @@ func TestRawCauseHostileErrors(t *testing.T) {
 		require.Len(t, span.Events(), 1, "%s: the exception event", name)
 		assert.NotEmpty(t, attrs(span.Events()[0].Attributes)["exception.message"], "%s: described", name)
 	}
+}
+
+// A redactor that panics records nothing of what it redacts, leaves the
+// call alone and is reported once to the fallback logger.
+func TestPanickingRedactorsRecordNothing(t *testing.T) {
+	tel := newTelemetry(t)
+	var logged bytes.Buffer
+	h := direct(t, tel, toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
+		return toolctx.TextResult("fine")
+	}),
+		otelmw.WithFallbackLogger(slog.New(slog.NewTextHandler(&logged, nil))),
+		otelmw.WithArguments(func(string, json.RawMessage) json.RawMessage { panic("CANARY-args-redactor") }),
+		otelmw.WithResult(func(string, *toolctx.CallResult) json.RawMessage { panic("CANARY-result-redactor") }),
+	)
+	var res *toolctx.CallResult
+	require.NotPanics(t, func() {
+		res = h.CallTool(context.Background(), &toolctx.Request{Tool: "t", CallID: "c-9", Arguments: json.RawMessage(`{"q":1}`)})
+	})
+	assert.False(t, res.Failed(), "the call is unchanged")
+	a := attrs(tel.waitSpans(t, 1)[0].Attributes())
+	assert.NotContains(t, a, "gen_ai.tool.call.arguments")
+	assert.NotContains(t, a, "gen_ai.tool.call.result")
+	out := logged.String()
+	assert.Equal(t, 1, strings.Count(out, "panic=CANARY-args-redactor"), "the arguments redactor's panic, once")
+	assert.Equal(t, 1, strings.Count(out, "panic=CANARY-result-redactor"), "the result redactor's panic, once")
+	assert.Equal(t, 2, strings.Count(out, "call_id=c-9"), "with the call id")
 }
