@@ -59,4 +59,3 @@ func TestHTTPPanickingEmitterLogsTheRow(t *testing.T) {
 	assert.Contains(t, buf.String(), "panic=CANARY-emitter")
 	assert.Contains(t, buf.String(), "row.status=418", "with the row")
 }
-

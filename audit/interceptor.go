@@ -11,16 +11,11 @@ import (
 	"github.com/toolmw/toolmw/toolctx"
 )
 
-// Redactor returns what may be recorded of a call's arguments: a redacted
-// copy of args, or nil to record none. It must not change args, and must
-// not panic.
-type Redactor func(tool string, args json.RawMessage) json.RawMessage
-
 // Option configures [Interceptor].
 type Option func(*config)
 
 type config struct {
-	redact   Redactor
+	redact   middleware.ArgumentsRedactor
 	noMeta   bool
 	mwOpts   []middleware.Option
 	fallback *slog.Logger
@@ -28,7 +23,7 @@ type config struct {
 
 // WithArguments records the call's arguments as redact returns them. Without
 // it no argument is ever recorded.
-func WithArguments(redact Redactor) Option {
+func WithArguments(redact middleware.ArgumentsRedactor) Option {
 	return func(c *config) { c.redact = redact }
 }
 

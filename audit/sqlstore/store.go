@@ -179,7 +179,7 @@ type Query struct {
 	// Tool selects one tool's rows.
 	Tool string
 	// Outcome selects one outcome.
-	Outcome audit.Outcome
+	Outcome audit.RowOutcome
 	// Code selects one error code.
 	Code errs.Code
 	// CallID selects one call's row.
@@ -259,7 +259,7 @@ type scanned struct {
 
 func (sc *scanned) finish() (audit.Record, error) {
 	r := sc.rec
-	r.Kind, r.Outcome, r.Code = audit.Kind(sc.kind), audit.Outcome(sc.outcome), errs.Code(sc.code)
+	r.Kind, r.Outcome, r.Code = audit.Kind(sc.kind), audit.RowOutcome(sc.outcome), errs.Code(sc.code)
 	r.Duration = time.Duration(sc.durNS)
 	r.Status = int(sc.status)
 	if len(sc.detail) > 0 {

@@ -76,7 +76,7 @@ func parse(args []string, stderr io.Writer, now time.Time) (options, error) {
 	}
 	o.q.Tool = tool
 	if outcome != "" {
-		o.q.Outcome = audit.Outcome(outcome)
+		o.q.Outcome = audit.RowOutcome(outcome)
 		if !o.q.Outcome.Valid() {
 			return o, fmt.Errorf("-outcome %q is not one of %s", outcome, joinOutcomes())
 		}
@@ -190,7 +190,7 @@ type Row struct {
 	Transport  string          `json:"transport,omitempty"`
 	Tool       string          `json:"tool,omitempty"`
 	Subject    string          `json:"subject,omitempty"`
-	Outcome    audit.Outcome   `json:"outcome"`
+	Outcome    audit.RowOutcome   `json:"outcome"`
 	Code       errs.Code       `json:"code,omitempty"`
 	Message    string          `json:"message,omitempty"`
 	Detail     map[string]any  `json:"detail,omitempty"`

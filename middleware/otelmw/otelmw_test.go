@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/otelmw"
@@ -386,4 +387,25 @@ func TestPanickingRedactorsRecordNothing(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(out, "panic=CANARY-args-redactor"), "the arguments redactor's panic, once")
 	assert.Equal(t, 1, strings.Count(out, "panic=CANARY-result-redactor"), "the result redactor's panic, once")
 	assert.Equal(t, 2, strings.Count(out, "call_id=c-9"), "with the call id")
+}
+
+// One redactor, of the one type, records the same arguments on the span and
+// in the audit row.
+func TestOneRedactorForSpanAndRow(t *testing.T) {
+	tel := newTelemetry(t)
+	var redact middleware.ArgumentsRedactor = func(_ string, args json.RawMessage) json.RawMessage {
+		return json.RawMessage(`{"q":"kept"}`)
+	}
+	otel, err := otelmw.New(tel.options(otelmw.WithArguments(redact))...)
+	require.NoError(t, err)
+	var r rows
+	h, err := middleware.New(otel, audit.Interceptor(&r, audit.WithArguments(redact)), middleware.Recover).
+		Then(toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.TextResult("ok") }))
+	require.NoError(t, err)
+	h.CallTool(context.Background(), &toolctx.Request{Tool: "t", Arguments: json.RawMessage(`{"q":"kept","password":"p"}`)})
+	a := attrs(tel.waitSpans(t, 1)[0].Attributes())
+	assert.Equal(t, `{"q":"kept"}`, a["gen_ai.tool.call.arguments"], "the span's arguments")
+	got := r.all()
+	require.Len(t, got, 1)
+	assert.JSONEq(t, `{"q":"kept"}`, string(got[0].Arguments), "the row's arguments, from the same redactor")
 }
