@@ -28,8 +28,10 @@ import (
 // Place it outermost:
 //
 //	alice.New(httpmw.Recover(httpmw.WithDiagnostics(diag)), httpmw.RequestID, auth, httpmw.MaxBodyBytes(1<<20)).Then(mcpHandler)
-func Recover(opts ...Option) func(http.Handler) http.Handler {
-	o := newOptions("Recover", false, opts)
+//
+// Options: [WithDiagnostics], [WithFallbackLogger].
+func Recover(opts ...RecoverOption) func(http.Handler) http.Handler {
+	o := recoverOptions(opts)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			hw, st := httpwrap.Wrap(w, nil)
