@@ -33,11 +33,14 @@ import (
 // with an error of its own passes its public code and message with
 // [NoteHTTPError]. Without either, the row's message is the status text. It
 // is never a raw error.
+//
+// A nil e is a construction mistake: HTTP panics (see package middleware's
+// doc, "Knobs"); leave the layer out to write no HTTP rows.
 func HTTP(e Emitter) func(http.Handler) http.Handler {
+	if e == nil {
+		panic("audit.HTTP: the emitter is nil")
+	}
 	return func(next http.Handler) http.Handler {
-		if e == nil {
-			return next
-		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			slot := &httpslot.Slot{RequestID: toolctx.RequestIDFrom(r.Context()), Identity: toolctx.IdentityFrom(r.Context())}

@@ -19,12 +19,27 @@ type config struct {
 	noMeta   bool
 	mwOpts   []middleware.Option
 	fallback *slog.Logger
+
+	mistake string // the first option given a value it cannot use
+}
+
+func (c *config) fail(msg string) {
+	if c.mistake == "" {
+		c.mistake = msg
+	}
 }
 
 // WithArguments records the call's arguments as redact returns them. Without
-// it no argument is ever recorded.
+// it no argument is ever recorded. A nil redact is a construction mistake:
+// leave the option out to record none.
 func WithArguments(redact middleware.ArgumentsRedactor) Option {
-	return func(c *config) { c.redact = redact }
+	return func(c *config) {
+		if redact == nil {
+			c.fail("WithArguments(nil): pass a redactor, or leave the option out to record no arguments")
+			return
+		}
+		c.redact = redact
+	}
 }
 
 // WithoutClientMeta leaves the client's _meta out of rows. By default it is
@@ -45,9 +60,14 @@ func WithNormalizer(n errs.Normalizer) Option {
 // WithFallbackLogger sets where a row goes that the emitter could not take
 // (it panicked), and where the interceptor's own faults are reported, each
 // with the call id: the same knob as [middleware.WithFallbackLogger].
-// Default: slog.Default().
+// Default: slog.Default() at the time of the report. A nil l is a
+// construction mistake: leave the option out for the default.
 func WithFallbackLogger(l *slog.Logger) Option {
 	return func(c *config) {
+		if l == nil {
+			c.fail("WithFallbackLogger(nil): pass a logger, or leave the option out for slog.Default()")
+			return
+		}
 		c.fallback = l
 		c.mwOpts = append(c.mwOpts, middleware.WithFallbackLogger(l))
 	}
@@ -62,7 +82,9 @@ func WithFallbackLogger(l *slog.Logger) Option {
 //	w := audit.NewAsync(store, audit.AsyncOptions{})
 //	chain := middleware.New(audit.Interceptor(w), middleware.Diagnostics(report), middleware.Recover)
 //
-// A nil e panics: a construction mistake (see package middleware's doc).
+// A nil e, or an option given a value it cannot use, panics: a
+// construction mistake (see package middleware's doc, "Knobs"). A nil
+// option is skipped.
 //
 // The row's message is the raw message (the cause's server-side text, as
 // [errs.Describe] renders it; for a panic the value, never the stack) only
@@ -83,6 +105,9 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 	}
 	if e == nil {
 		panic("audit.Interceptor: the emitter is nil")
+	}
+	if c.mistake != "" {
+		panic("audit.Interceptor: " + c.mistake)
 	}
 	hook := func(ctx context.Context, info middleware.CallInfo) {
 		r := Record{

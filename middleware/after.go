@@ -73,7 +73,7 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 	if fn == nil {
 		panic("middleware.After: the hook is nil")
 	}
-	o := newOptions(opts)
+	o := newOptions("After", opts)
 	return func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
 			start := time.Now()

@@ -73,7 +73,7 @@ func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
 	if fn == nil {
 		panic("middleware.Diagnostics: the hook is nil")
 	}
-	o := newOptions(opts)
+	o := newOptions("Diagnostics", opts)
 	return func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
 			// A panic or a Goexit is reported and goes on (see After).

@@ -15,14 +15,21 @@ type Option func(*options)
 type options struct {
 	normalizer errs.Normalizer
 	fallback   *slog.Logger
+
+	mistake string // the first option given a value it cannot use
 }
 
-func newOptions(opts []Option) options {
+// newOptions applies opts, skipping a nil one, and panics naming ctor when
+// an option was given a value it cannot use (see the package doc, "Knobs").
+func newOptions(ctor string, opts []Option) options {
 	var o options
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
 		}
+	}
+	if o.mistake != "" {
+		panic("middleware." + ctor + ": " + o.mistake)
 	}
 	return o
 }
@@ -35,9 +42,18 @@ func WithNormalizer(n errs.Normalizer) Option {
 }
 
 // WithFallbackLogger sets where a hook's own panic is reported. Default:
-// slog.Default().
+// slog.Default() at the time of the report. A nil l is a construction
+// mistake: leave the option out for the default.
 func WithFallbackLogger(l *slog.Logger) Option {
-	return func(o *options) { o.fallback = l }
+	return func(o *options) {
+		if l == nil {
+			if o.mistake == "" {
+				o.mistake = "WithFallbackLogger(nil): pass a logger, or leave the option out for slog.Default()"
+			}
+			return
+		}
+		o.fallback = l
+	}
 }
 
 // callHook calls f, a hook, so that a panic in it (or a runtime.Goexit) is

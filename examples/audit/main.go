@@ -182,27 +182,27 @@ func open(ctx context.Context, o options) (*sqlstore.Store, error) {
 
 // Row is one audit row as -json prints it.
 type Row struct {
-	Time       time.Time       `json:"time"`
-	Kind       audit.Kind      `json:"kind"`
-	CallID     string          `json:"call_id,omitempty"`
-	RequestID  string          `json:"request_id,omitempty"`
-	SessionID  string          `json:"session_id,omitempty"`
-	Transport  string          `json:"transport,omitempty"`
-	Tool       string          `json:"tool,omitempty"`
-	Subject    string          `json:"subject,omitempty"`
-	Outcome    audit.RowOutcome   `json:"outcome"`
-	Code       errs.Code       `json:"code,omitempty"`
-	Message    string          `json:"message,omitempty"`
-	Detail     map[string]any  `json:"detail,omitempty"`
-	DurationMS float64         `json:"duration_ms"`
-	ClientMeta map[string]any  `json:"client_meta,omitempty"`
-	Arguments  json.RawMessage `json:"arguments,omitempty"`
-	Method     string          `json:"method,omitempty"`
-	Path       string          `json:"path,omitempty"`
-	Status     int             `json:"status,omitempty"`
-	Notes      []Note          `json:"notes,omitempty"`
-	TraceID    string          `json:"trace_id,omitempty"`
-	SpanID     string          `json:"span_id,omitempty"`
+	Time       time.Time        `json:"time"`
+	Kind       audit.Kind       `json:"kind"`
+	CallID     string           `json:"call_id,omitempty"`
+	RequestID  string           `json:"request_id,omitempty"`
+	SessionID  string           `json:"session_id,omitempty"`
+	Transport  string           `json:"transport,omitempty"`
+	Tool       string           `json:"tool,omitempty"`
+	Subject    string           `json:"subject,omitempty"`
+	Outcome    audit.RowOutcome `json:"outcome"`
+	Code       errs.Code        `json:"code,omitempty"`
+	Message    string           `json:"message,omitempty"`
+	Detail     map[string]any   `json:"detail,omitempty"`
+	DurationMS float64          `json:"duration_ms"`
+	ClientMeta map[string]any   `json:"client_meta,omitempty"`
+	Arguments  json.RawMessage  `json:"arguments,omitempty"`
+	Method     string           `json:"method,omitempty"`
+	Path       string           `json:"path,omitempty"`
+	Status     int              `json:"status,omitempty"`
+	Notes      []Note           `json:"notes,omitempty"`
+	TraceID    string           `json:"trace_id,omitempty"`
+	SpanID     string           `json:"span_id,omitempty"`
 }
 
 // Note is one of a row's notes (what an interceptor noted of the call:

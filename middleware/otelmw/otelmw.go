@@ -33,9 +33,11 @@ const ScopeName = "github.com/toolmw/toolmw/middleware/otelmw"
 // New returns the OpenTelemetry interceptor: a SERVER span named
 // "tools/call {gen_ai.tool.name}" and one mcp.server.operation.duration
 // measurement per tool call, named as the MCP semantic conventions name
-// them (see the package documentation for every attribute). A bad option
-// (a nil provider, [WithPanicStack] without [WithRawCause]) is an error
-// here; so is a meter that refuses the histogram.
+// them (see the package documentation for every attribute). An option
+// given a value it cannot use (a nil provider, [WithPanicStack] without
+// [WithRawCause]) is an error here, as package middleware's doc ("Knobs")
+// says of every constructor that returns one; so is a meter that refuses
+// the histogram. A nil Option is skipped.
 //
 // Place it outermost, outside audit.Interceptor, so that the span covers the
 // whole chain and the audit row can record the span's ids.
@@ -46,10 +48,9 @@ const ScopeName = "github.com/toolmw/toolmw/middleware/otelmw"
 func New(opts ...Option) (toolctx.Middleware, error) {
 	c := &config{}
 	for _, o := range opts {
-		if o == nil {
-			return nil, errors.New("otelmw: New was given a nil Option")
+		if o != nil { // a nil Option asks for nothing
+			o(c)
 		}
-		o(c)
 	}
 	if c.err != nil {
 		return nil, c.err

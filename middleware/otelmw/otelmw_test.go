@@ -290,7 +290,7 @@ func TestPanicThroughEndsTheSpan(t *testing.T) {
 
 func TestConstructionErrors(t *testing.T) {
 	for name, opts := range map[string][]otelmw.Option{
-		"nil option":            {nil},
+		"nil logger":            {otelmw.WithFallbackLogger(nil)},
 		"nil tracer provider":   {otelmw.WithTracerProvider(nil)},
 		"nil meter provider":    {otelmw.WithMeterProvider(nil)},
 		"nil propagator":        {otelmw.WithPropagator(nil)},
@@ -306,6 +306,15 @@ func TestConstructionErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), "otelmw:", "%s: the error names the package", name)
 		}
 	}
+}
+
+// A nil Option asks for nothing: it is skipped, as in every constructor of
+// toolmw (it was an error here alone).
+func TestNilOptionIsSkipped(t *testing.T) {
+	tel := newTelemetry(t)
+	m, err := otelmw.New(append(tel.options(), nil)...)
+	require.NoError(t, err)
+	require.NotNil(t, m)
 }
 
 func TestNoopProvidersPassThrough(t *testing.T) {
