@@ -10,6 +10,11 @@
 //   - it never panics: an Unwrap, Is or As method that panics counts as
 //     "no further error", "no match" and "no match".
 //
+// Its recover sites are its own, not internal/safecall's: a ground package
+// imports no other, and each turns a panic of the error's own method into
+// "no match" silently, on a walk errs.Normalize runs for every failure,
+// where there is no logger to report to (the caller reports the error).
+//
 // It is generic over the target type, so looking for a concrete type
 // neither reflects nor allocates (errors.As takes its target as an any,
 // which escapes to the heap on every call).
@@ -108,7 +113,7 @@ func is(err, target error, depth int, budget *int) bool {
 // the Unwrap method counts as nothing wrapped.
 func unwrap(err error) (many []error, next error) {
 	defer func() {
-		if recover() != nil {
+		if recover() != nil { // an Unwrap that panics wraps nothing (see the package doc)
 			many, next = nil, nil
 		}
 	}()
@@ -127,7 +132,7 @@ func unwrap(err error) (many []error, next error) {
 
 func callAs[E error](x interface{ As(any) bool }) (e E, ok bool) {
 	defer func() {
-		if recover() != nil {
+		if recover() != nil { // an As that panics is no match
 			var zero E
 			e, ok = zero, false
 		}
@@ -138,7 +143,7 @@ func callAs[E error](x interface{ As(any) bool }) (e E, ok bool) {
 
 func callIs(x interface{ Is(error) bool }, target error) (ok bool) {
 	defer func() {
-		if recover() != nil {
+		if recover() != nil { // an Is that panics is no match
 			ok = false
 		}
 	}()
@@ -150,6 +155,8 @@ func callIs(x interface{ Is(error) bool }, target error) (ok bool) {
 // are not equal.
 func equal(err, target error) (eq bool) {
 	defer func() {
+		// reflect's Comparable cannot tell in advance: a struct with an
+		// interface field panics only for some values.
 		if recover() != nil {
 			eq = false
 		}
