@@ -79,13 +79,15 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 			start := time.Now()
 			// A panic or a Goexit is reported to fn and goes on: stopping it
 			// is Recover's, or the adapter's.
-			safecall.Observe(func() {
-				// What the adapter cannot send is recorded as the failure
-				// the client gets (toolctx.Sendable), not as a success.
-				res = toolctx.Sendable(ctx, next.CallTool(ctx, req))
-			}, func(f safecall.Fault) {
+			// (A Scope adds no frame to the stack of a panic below.)
+			var s safecall.Scope
+			defer s.Observe(func(f safecall.Fault) {
 				o.reportPanic(ctx, fn, req, start, panicError(f))
 			})
+			// What the adapter cannot send is recorded as the failure the
+			// client gets (toolctx.Sendable), not as a success.
+			res = toolctx.Sendable(ctx, next.CallTool(ctx, req))
+			s.Returned()
 			info := CallInfo{Details: toolctx.DetailsOf(req), Request: req, Result: res, Start: start, Duration: time.Since(start)}
 			if res.Failed() {
 				info.Outcome = toolctx.Classify(ctx, res, o.normalizer)

@@ -77,13 +77,14 @@ func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
 	return func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
 			// A panic or a Goexit is reported and goes on (see After).
-			safecall.Observe(func() {
-				res = toolctx.Sendable(ctx, next.CallTool(ctx, req))
-			}, func(f safecall.Fault) {
+			var s safecall.Scope
+			defer s.Observe(func(f safecall.Fault) {
 				if !canceled(ctx) {
 					o.report(ctx, fn, NewDiagnosticEvent(toolctx.DetailsOf(req), errs.CodeInternal, panicError(f)))
 				}
 			})
+			res = toolctx.Sendable(ctx, next.CallTool(ctx, req))
+			s.Returned()
 			if !res.Failed() {
 				return res
 			}

@@ -5,8 +5,10 @@
 //
 // [Call] stops a panic; [Observe] sees it and lets it go on (for an
 // interceptor that records a failure and leaves the recovering to
-// [middleware.Recover] or the adapter); [Reporter] reports a [Fault] once
-// to the fallback logger.
+// middleware.Recover or the adapter); [Scope] is both in the deferred
+// form, for the interceptors around every call, whose frames would
+// otherwise lengthen the stack of every panic below them; [Reporter]
+// reports a [Fault] once to the fallback logger.
 //
 // Neither can stop a runtime.Goexit: no deferred function can. A Goexit is
 // handed to the fault function and then ends the goroutine, as it would

@@ -123,3 +123,50 @@ func (r Reporter) Call(ctx context.Context, msg string, f func(), attrs func() [
 	})
 	return ok
 }
+
+// Scope is [Call] and [Observe] in the deferred form, for code that runs
+// around every tool call (an interceptor's own frame): where Call and
+// Observe add two frames to the stack of every panic below them, which
+// errs.NewPanicError formats, a Scope adds none. Declare one, defer its
+// Stop or Observe, and mark the end of the guarded code with Returned:
+//
+//	var s safecall.Scope
+//	defer s.Stop(onFault)
+//	res = next.CallTool(ctx, req)
+//	s.Returned()
+//
+// Code that returns before Returned is seen as a Goexit: keep the guarded
+// code a straight line.
+type Scope struct{ returned bool }
+
+// Returned marks the guarded code as having returned.
+func (s *Scope) Returned() { s.returned = true }
+
+// Stop, deferred, is [Call] for the code between the defer and Returned:
+// a panic is handed to onFault and stopped (the function returns its
+// named results as they are then, onFault may set them), a Goexit is
+// handed to onFault and goes on.
+func (s *Scope) Stop(onFault func(Fault)) {
+	if s.returned {
+		return
+	}
+	v := recover() // nil only for a Goexit, as in Call
+	if onFault != nil {
+		onFault(Fault{Value: v, Goexit: v == nil})
+	}
+}
+
+// Observe, deferred, is [Observe] for the code between the defer and
+// Returned: a panic or a Goexit is handed to onFault and goes on.
+func (s *Scope) Observe(onFault func(Fault)) {
+	if s.returned {
+		return
+	}
+	v := recover() // nil only for a Goexit, as in Call
+	if onFault != nil {
+		onFault(Fault{Value: v, Goexit: v == nil})
+	}
+	if v != nil {
+		panic(v)
+	}
+}

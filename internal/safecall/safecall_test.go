@@ -179,3 +179,76 @@ func BenchmarkCall(b *testing.B) {
 		safecall.Call(func() { n++ }, func(safecall.Fault) { n-- })
 	}
 }
+
+// The deferred form: Stop stops a panic and lets the function's named
+// results be set; Observe lets it go on; a return is no fault.
+func TestScope(t *testing.T) {
+	stop := func(v any) (got safecall.Fault, res string) {
+		var s safecall.Scope
+		defer s.Stop(func(f safecall.Fault) { got, res = f, "recovered" })
+		if v != nil {
+			panic(v)
+		}
+		res = "returned"
+		s.Returned()
+		return got, res
+	}
+	f, res := stop(nil)
+	assert.Equal(t, "returned", res)
+	assert.Zero(t, f)
+	f, res = stop("boom")
+	assert.Equal(t, "recovered", res, "onFault set the result")
+	assert.Equal(t, safecall.Fault{Value: "boom"}, f)
+
+	var seen []safecall.Fault
+	observe := func(v any) {
+		var s safecall.Scope
+		defer s.Observe(func(f safecall.Fault) { seen = append(seen, f) })
+		if v != nil {
+			panic(v)
+		}
+		s.Returned()
+	}
+	observe(nil)
+	assert.Empty(t, seen, "a return is no fault")
+	assert.PanicsWithValue(t, "boom", func() { observe("boom") }, "the panic goes on")
+	assert.Equal(t, []safecall.Fault{{Value: "boom"}}, seen)
+
+	seen = nil
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var s safecall.Scope
+		defer s.Stop(func(f safecall.Fault) { seen = append(seen, f) })
+		runtime.Goexit()
+	}()
+	<-done
+	assert.Equal(t, []safecall.Fault{{Goexit: true}}, seen, "a Goexit is handed on, and goes on")
+}
+
+// A Scope adds no frame to the stack a panic below it records.
+func TestScopeAddsNoFrame(t *testing.T) {
+	var stack string
+	func() {
+		var s safecall.Scope
+		defer s.Stop(func(safecall.Fault) {
+			buf := make([]byte, 64<<10)
+			stack = string(buf[:runtime.Stack(buf, false)])
+		})
+		panicker("x")()
+		s.Returned()
+	}()
+	before, _, _ := strings.Cut(stack, "panic(")
+	assert.NotContains(t, stack[len(before):], "internal/safecall.", "no frame of safecall between the panic and the guarded function (Call would add two)")
+}
+
+func TestScopeAllocatesNothing(t *testing.T) {
+	n := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		var s safecall.Scope
+		defer s.Observe(func(safecall.Fault) { n-- })
+		n++
+		s.Returned()
+	})
+	assert.Zero(t, allocs)
+}

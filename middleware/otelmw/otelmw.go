@@ -195,17 +195,19 @@ func (h handler) CallTool(ctx context.Context, req *toolctx.Request) (res *toolc
 	// A panic or a Goexit that comes through (no Recover inside) is
 	// recorded as the internal failure the adapter will make of it, and
 	// goes on.
-	safecall.Observe(func() {
-		// A result the adapter cannot send is recorded as the failure the
-		// client gets (see toolctx.Sendable).
-		res = toolctx.Sendable(callCtx, h.next.CallTool(callCtx, req))
-	}, func(f safecall.Fault) {
+	// (A Scope adds no frame to the stack of a panic below.)
+	var sc safecall.Scope
+	defer sc.Observe(func(f safecall.Fault) {
 		val := f.Value
 		if f.Goexit {
 			val = errs.ErrGoexit
 		}
 		in.finish(callCtx, span, measure, start, s, version, req, toolctx.ErrorResult(errs.NewPanicError(val)))
 	})
+	// A result the adapter cannot send is recorded as the failure the
+	// client gets (see toolctx.Sendable).
+	res = toolctx.Sendable(callCtx, h.next.CallTool(callCtx, req))
+	sc.Returned()
 	in.finish(callCtx, span, measure, start, s, version, req, res)
 	return res
 }
