@@ -77,25 +77,35 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 	return func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
 			start := time.Now()
-			// A panic or a Goexit is reported to fn and goes on: stopping it
-			// is Recover's, or the adapter's.
-			// (A Scope adds no frame to the stack of a panic below.)
+			// One deferred call guards both stages (a Scope adds no frame
+			// to the stack of a panic below): a panic or a Goexit of the
+			// rest of the chain is reported to fn and goes on, stopping it
+			// is Recover's or the adapter's; fn's own is stopped and
+			// reported to the fallback logger.
 			var s safecall.Scope
-			defer s.Observe(func(f safecall.Fault) {
+			inHook := false
+			var info CallInfo
+			defer s.Handle(func(f safecall.Fault) (stop bool) {
+				if inHook {
+					o.hookFault(ctx, afterHookFault, f, info.Details)
+					return true
+				}
 				o.reportPanic(ctx, fn, req, start, panicError(f))
+				return false
 			})
 			// What the adapter cannot send is recorded as the failure the
 			// client gets (toolctx.Sendable), not as a success.
 			res = toolctx.Sendable(ctx, next.CallTool(ctx, req))
-			s.Returned()
-			info := CallInfo{Details: toolctx.DetailsOf(req), Request: req, Result: res, Start: start, Duration: time.Since(start)}
+			info = CallInfo{Details: toolctx.DetailsOf(req), Request: req, Result: res, Start: start, Duration: time.Since(start)}
 			if res.Failed() {
 				info.Outcome = toolctx.Classify(ctx, res, o.normalizer)
 				info.cause = res.Cause()
 			} else if res.InputRequired != nil {
 				info.Outcome.InputRequired = true
 			}
-			o.callHook(ctx, afterHookFault, info.Details, func() { fn(ctx, info) })
+			inHook = true
+			fn(ctx, info)
+			s.Returned()
 			return res
 		})
 	}

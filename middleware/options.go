@@ -61,10 +61,18 @@ func WithFallbackLogger(l *slog.Logger) Option {
 // when there is a call, and goes no further; the value is rendered with
 // [errs.Describe], which never panics, whatever its methods do.
 func (o *options) callHook(ctx context.Context, msg string, call toolctx.Details, f func()) {
-	safecall.Reporter{Logger: o.fallback, Describe: errs.Describe}.Call(ctx, msg, f, func() []slog.Attr {
-		if call.IsZero() {
-			return nil
-		}
-		return []slog.Attr{slog.Any("call", call)}
-	})
+	var s safecall.Scope // the deferred form: fewer calls on every call's path
+	defer s.Stop(func(fault safecall.Fault) { o.hookFault(ctx, msg, fault, call) })
+	f()
+	s.Returned()
+}
+
+// hookFault reports a hook's fault once to the fallback logger.
+func (o *options) hookFault(ctx context.Context, msg string, fault safecall.Fault, call toolctx.Details) {
+	r := safecall.Reporter{Logger: o.fallback, Describe: errs.Describe}
+	if call.IsZero() {
+		r.Report(ctx, msg, fault)
+		return
+	}
+	r.Report(ctx, msg, fault, slog.Any("call", call))
 }

@@ -252,3 +252,21 @@ func TestScopeAllocatesNothing(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// Handle stops a panic when onFault says so and lets it go on otherwise.
+func TestScopeHandle(t *testing.T) {
+	run := func(stop bool) (got []safecall.Fault) {
+		var s safecall.Scope
+		defer s.Handle(func(f safecall.Fault) bool { got = append(got, f); return stop })
+		panic("boom")
+	}
+	assert.Equal(t, []safecall.Fault{{Value: "boom"}}, run(true), "stopped")
+	assert.PanicsWithValue(t, "boom", func() { run(false) }, "goes on")
+	ok := func() (n int) {
+		var s safecall.Scope
+		defer s.Handle(func(safecall.Fault) bool { n++; return true })
+		s.Returned()
+		return n
+	}()
+	assert.Zero(t, ok, "a return is no fault")
+}
