@@ -24,10 +24,17 @@
 //     PostgreSQL figures need TOOLMW_TEST_POSTGRES_DSN.
 //   - BenchmarkGrowth: chain length 1 to 16, argument and result size
 //     100 B to 1 MB, concurrency 1 to 64.
+//   - bench/internal/paired (in bench/run): the end-to-end verdicts, on
+//     CPU per call with each arm (bare twice, the SDK's own middleware,
+//     toolmw) in a process of its own, alternated in short bursts of
+//     BenchmarkSDK and BenchmarkMCPGo runs; ratios paired per burst.
 //   - BenchmarkABCPU (not in bench/run): the A/B harness for a
 //     change inside an adapter, CPU time per call of toolmw and two bare
 //     servers, for alternating two builds on a shared machine.
 //
-// Everything runs on loopback; `go test ./bench` (no -bench) runs only a
-// quick smoke test.
+// Everything runs on loopback; `go test ./bench` (no -bench) runs a quick
+// smoke test and the call path's regression guard (guard_test.go):
+// allocations per call of the chain and of each SDK's in-process
+// tools/call against its budget, and toolmw's CPU per call against a bare
+// server's in the same process, with a generous bound.
 package bench

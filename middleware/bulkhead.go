@@ -47,7 +47,9 @@ type BulkheadConfig struct {
 // it inside RateLimit: a call the rate limiter rejects takes no slot. The
 // admitted path without a Key is a channel send and receive; with a Key it
 // adds a map lookup under a sharded lock; neither allocates. A
-// configuration mistake panics, at construction.
+// configuration mistake panics, at construction. In observe mode
+// ([Observe]) a call never waits: one that finds no free slot runs at once
+// without one and is noted "would_reject=bulkhead".
 func Bulkhead(cfg BulkheadConfig) toolctx.Middleware {
 	return newBulkhead(cfg).middleware
 }
@@ -121,7 +123,7 @@ func (b *bulkhead) middleware(next toolctx.Handler) toolctx.Handler {
 			case b.one <- struct{}{}:
 			default:
 				if res := b.wait(ctx, b.one); res != nil {
-					return res
+					return b.refuse(ctx, res, next, req)
 				}
 			}
 			defer func() { <-b.one }()
@@ -132,7 +134,7 @@ func (b *bulkhead) middleware(next toolctx.Handler) toolctx.Handler {
 		e, mu := b.keys.lock(b.key(req), 0)
 		if e == nil { // every tracked key is busy
 			mu.Unlock()
-			return b.reject
+			return b.refuse(ctx, b.reject, next, req)
 		}
 		s := &e.v
 		select {
@@ -146,7 +148,7 @@ func (b *bulkhead) middleware(next toolctx.Handler) toolctx.Handler {
 			s.waiting--
 			mu.Unlock()
 			if res != nil {
-				return res
+				return b.refuse(ctx, res, next, req)
 			}
 		}
 		defer func() { <-s.sem }()
@@ -157,7 +159,7 @@ func (b *bulkhead) middleware(next toolctx.Handler) toolctx.Handler {
 // wait waits up to MaxWait for a slot of sem; it returns nil with the slot
 // taken, or the call's result without one.
 func (b *bulkhead) wait(ctx context.Context, sem chan struct{}) *toolctx.CallResult {
-	if b.maxWait <= 0 {
+	if b.maxWait <= 0 || inObserveMode(ctx) { // observe mode never makes a call wait
 		return b.reject
 	}
 	t := time.NewTimer(b.maxWait)
@@ -170,4 +172,14 @@ func (b *bulkhead) wait(ctx context.Context, sem chan struct{}) *toolctx.CallRes
 	case <-ctx.Done():
 		return toolctx.ErrorResult(ctx.Err())
 	}
+}
+
+// refuse returns res, the result of a call that got no slot: the
+// rejection, which in observe mode ([Observe]) runs the call without a
+// slot instead, or the call's cancellation while it waited.
+func (b *bulkhead) refuse(ctx context.Context, res *toolctx.CallResult, next toolctx.Handler, req *toolctx.Request) *toolctx.CallResult {
+	if res != b.reject {
+		return res
+	}
+	return reject(ctx, guardBulkhead, res, next, req)
 }

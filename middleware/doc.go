@@ -27,6 +27,17 @@
 // is caught and reported once to the fallback *slog.Logger
 // ([WithFallbackLogger]).
 //
+// # Observe mode
+//
+// Every guard ([RateLimit], [Bulkhead], [MaxArgBytes], [MaxResultBytes],
+// [RequireScopes], [ScrubSecrets]) can be rolled out in observe mode first,
+// one way for all: wrap it with [Observe]. The guard decides each call as
+// usual; a call it would reject runs as if it were absent, a result it
+// would change is sent as the handler made it, and the result carries the
+// note "would_reject" with the guard's name ([NoteWouldReject]), which the
+// audit row records and otelmw counts (toolmw.guard.would_reject). A guard
+// notes only what it decides: what it wraps is not in observe mode.
+//
 // # Knobs
 //
 // Every constructor of toolmw (here, in middleware/httpmw and

@@ -77,6 +77,8 @@ type RateLimitConfig struct {
 // The admitted path takes one monotonic clock read, a lock-free lookup of
 // the key's bucket and one compare-and-swap, and does not allocate once
 // the key has a bucket. A configuration mistake panics, at construction.
+// In observe mode ([Observe]) a call over its key's rate takes no token,
+// runs, and is noted "would_reject=rate_limit".
 func RateLimit(cfg RateLimitConfig) toolctx.Middleware {
 	return newRateLimiter(cfg).middleware
 }
@@ -141,7 +143,7 @@ func (l *rateLimiter) middleware(next toolctx.Handler) toolctx.Handler {
 		if ok {
 			return next.CallTool(ctx, req)
 		}
-		return rateLimited(retryAfter(wait))
+		return reject(ctx, guardRateLimit, rateLimited(retryAfter(wait)), next, req)
 	})
 }
 

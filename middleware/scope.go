@@ -48,7 +48,8 @@ type ScopePolicy struct {
 // (RequireBearerTokenOptions.Scopes). The mcpsdk adapter turns its
 // TokenInfo into Request.Identity (UserID as subject, Scopes), which is
 // what RequireScopes reads. A policy mistake (an empty tool name or scope)
-// panics, at construction.
+// panics, at construction. In observe mode ([Observe]) a call it would
+// reject runs, noted "would_reject=require_scopes".
 func RequireScopes(p ScopePolicy) toolctx.Middleware {
 	tools := make(map[string][]string, len(p.Tools))
 	for tool, scopes := range p.Tools {
@@ -68,7 +69,7 @@ func RequireScopes(p ScopePolicy) toolctx.Middleware {
 				return next.CallTool(ctx, req)
 			}
 			if req.Identity == nil {
-				return toolctx.ErrorResult(errs.Unauthenticated(fmt.Sprintf("calling %q needs an authenticated caller", req.Tool)))
+				return reject(ctx, guardRequireScopes, toolctx.ErrorResult(errs.Unauthenticated(fmt.Sprintf("calling %q needs an authenticated caller", req.Tool))), next, req)
 			}
 			var missing []string
 			for _, s := range need {
@@ -79,8 +80,8 @@ func RequireScopes(p ScopePolicy) toolctx.Middleware {
 			if missing == nil {
 				return next.CallTool(ctx, req)
 			}
-			return toolctx.ErrorResult(errs.PermissionDenied(scopeMessage(req.Tool, missing)).
-				WithDetail(map[string]any{"missing_scopes": missing}))
+			return reject(ctx, guardRequireScopes, toolctx.ErrorResult(errs.PermissionDenied(scopeMessage(req.Tool, missing)).
+				WithDetail(map[string]any{"missing_scopes": missing})), next, req)
 		})
 	}
 }

@@ -91,7 +91,10 @@ var ruleName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 // MaxResultBytes (which then measures the scrubbed result) and inside
 // Cache (which then keeps it scrubbed). Text with none of the rules' hints
 // costs one substring search per hint; see BENCHMARKS.md for the cost per
-// KB. An invalid rule (no name, no pattern) panics, at construction.
+// KB. An invalid rule (no name, no pattern) panics, at construction. In
+// observe mode ([Observe]) the result is sent unscrubbed, noted
+// "would_reject=scrub_secrets" and "would_scrubbed" with the rules that
+// matched.
 func ScrubSecrets(cfg ScrubConfig) toolctx.Middleware {
 	var rules []ScrubRule
 	if !cfg.NoDefaultRules {
@@ -123,7 +126,7 @@ func ScrubSecrets(cfg ScrubConfig) toolctx.Middleware {
 				// they are.
 				return res
 			}
-			return s.result(res)
+			return replace(ctx, guardScrubSecrets, res, s.result(res))
 		})
 	}
 }

@@ -21,6 +21,8 @@ import (
 // On streamable HTTP, bound the whole request body too
 // (httpmw.MaxBodyBytes): MaxArgBytes sees the arguments only after the
 // SDK has read and decoded them. A non-positive n panics, at construction.
+// In observe mode ([Observe]) a call over the limit runs, noted
+// "would_reject=max_arg_bytes".
 func MaxArgBytes(n int) toolctx.Middleware {
 	if n <= 0 {
 		panic(fmt.Sprintf("middleware.MaxArgBytes: the limit must be positive, got %d", n))
@@ -28,8 +30,8 @@ func MaxArgBytes(n int) toolctx.Middleware {
 	return func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 			if len(req.Arguments) > n {
-				return toolctx.ErrorResult(errs.InvalidArguments("the arguments are larger than the server allows").
-					WithDetail(map[string]any{"max_bytes": n, "got_bytes": len(req.Arguments)}))
+				return reject(ctx, guardMaxArgBytes, toolctx.ErrorResult(errs.InvalidArguments("the arguments are larger than the server allows").
+					WithDetail(map[string]any{"max_bytes": n, "got_bytes": len(req.Arguments)})), next, req)
 			}
 			return next.CallTool(ctx, req)
 		})
@@ -83,7 +85,9 @@ const minTruncateBytes = 256
 // Place it inside Recover, outside the interceptors that make results
 // (ScrubSecrets, Cache), so that it measures what is sent. A non-positive
 // n panics, and so does ResultTruncate with n below 256 bytes (no room for
-// the marker), at construction.
+// the marker), at construction. In observe mode ([Observe]) a result over
+// the limit is sent as it is, noted "would_reject=max_result_bytes" and
+// "would_result_bytes" or "would_truncated_from_bytes" with its size.
 func MaxResultBytes(n int, mode ResultLimitMode) toolctx.Middleware {
 	switch {
 	case n <= 0:
@@ -112,9 +116,9 @@ func MaxResultBytes(n int, mode ResultLimitMode) toolctx.Middleware {
 				return res
 			}
 			if mode == ResultTruncate && structured < n-minTruncateBytes/2 {
-				return truncate(res, n-structured, size).WithNote(NoteTruncatedFrom, strconv.Itoa(size))
+				return replace(ctx, guardMaxResultBytes, res, truncate(res, n-structured, size).WithNote(NoteTruncatedFrom, strconv.Itoa(size)))
 			}
-			return toolctx.ErrorResult(tooLarge).WithNote(NoteResultBytes, strconv.Itoa(size))
+			return replace(ctx, guardMaxResultBytes, res, toolctx.ErrorResult(tooLarge).WithNote(NoteResultBytes, strconv.Itoa(size)))
 		})
 	}
 }

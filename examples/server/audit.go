@@ -2,26 +2,62 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/audit/otlplog"
 	"github.com/toolmw/toolmw/audit/sqlstore"
 )
 
 // This file is the demo's whole audit wiring: the store (-audit-db,
 // -audit-postgres, -audit-table), the local spool that absorbs its outages
-// (-audit-spool), the asynchronous writer in front of them, and their
-// shutdown. Everything else takes the audit.Emitter.
+// (-audit-spool), the asynchronous writer in front of them, the rows' copy
+// to an OpenTelemetry Collector (-otlp-logs-endpoint), and their shutdown.
+// Everything else takes the audit.Emitter (auditLog.emitter).
 
-// auditLog is the open audit store and the writer in front of it.
+// auditLog is the open audit store and the writer in front of it, and,
+// with -otlp-logs-endpoint, the OTLP sink and its own writer and spool.
 type auditLog struct {
 	store  *sqlstore.Store
 	w      *audit.Async
+	otlp   *otlplog.Sink // nil without -otlp-logs-endpoint
+	otlpW  *audit.Async
 	where  string // for the banner: "SQLite path" or "PostgreSQL"
 	logger *slog.Logger
+}
+
+// addOTLPLogsFlag registers -otlp-logs-endpoint.
+func addOTLPLogsFlag(fs *flag.FlagSet, endpoint *string) {
+	fs.StringVar(endpoint, "otlp-logs-endpoint", "", "also send every audit row as an OpenTelemetry log record over OTLP/HTTP to this `URL` (e.g. http://127.0.0.1:4318; the path defaults to /v1/logs); rows wait in the -audit-spool directory + \"-otlp\" while it is down")
+}
+
+// checkOTLPLogs checks -otlp-logs-endpoint's URL, for a usage error.
+func checkOTLPLogs(endpoint string) error {
+	if endpoint == "" {
+		return nil
+	}
+	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageError{fmt.Sprintf("-otlp-logs-endpoint must be an http:// or https:// URL such as http://127.0.0.1:4318, not %q", endpoint)}
+	}
+	return nil
+}
+
+// emitter is where the chain's rows go: the store's writer, and the OTLP
+// writer too when there is one. Each writer has its own queue and spool:
+// an outage of one never delays or loses the other's rows.
+func (a *auditLog) emitter() audit.Emitter {
+	if a.otlpW == nil {
+		return a.w
+	}
+	return audit.EmitterFunc(func(ctx context.Context, r audit.Record) {
+		a.w.Emit(ctx, r)
+		a.otlpW.Emit(ctx, r)
+	})
 }
 
 // openAudit opens the store that cfg names and the local spool, and starts
@@ -47,13 +83,47 @@ func openAudit(ctx context.Context, cfg config, logger *slog.Logger) (*auditLog,
 	// The recommended configuration: a call never waits on the store; an
 	// outage is absorbed by the spool and replayed once the store is back.
 	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool, FallbackLogger: logger}) // logs its Stats on Close
-	return &auditLog{store: store, w: w, where: where, logger: logger}, nil
+	al := &auditLog{store: store, w: w, where: where, logger: logger}
+	if cfg.otlpLogs != "" {
+		if err := al.openOTLP(ctx, cfg.otlpLogs, spoolDir+"-otlp"); err != nil {
+			al.Close()
+			return nil, err
+		}
+	}
+	return al, nil
 }
 
-// Close flushes the writer's queue into the store, then closes the store.
+// openOTLP opens the OTLP sink, its spool and its writer.
+func (a *auditLog) openOTLP(ctx context.Context, endpoint, spoolDir string) error {
+	sink, err := otlplog.New(ctx, endpoint, otlplog.Options{FallbackLogger: a.logger})
+	if err != nil {
+		return fmt.Errorf("%v (fix -otlp-logs-endpoint)", err)
+	}
+	spool, err := audit.OpenSpool(spoolDir, audit.SpoolOptions{FallbackLogger: a.logger})
+	if err != nil {
+		_ = sink.Close(ctx)
+		return fmt.Errorf("%v (pass -audit-spool with a writable directory: the OTLP rows wait in it + \"-otlp\")", err)
+	}
+	a.otlp = sink
+	a.otlpW = audit.NewAsync(sink, audit.AsyncOptions{Spool: spool, FallbackLogger: a.logger})
+	a.logger.Info("audit rows also go over OTLP/HTTP", "endpoint", endpoint, "spool", spoolDir)
+	return nil
+}
+
+// Close flushes the writers' queues into the store and the OTLP receiver
+// (what they do not take stays in the spools for the next start), then
+// closes the store and the sink.
 func (a *auditLog) Close() {
 	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if a.otlpW != nil {
+		if err := a.otlpW.Close(cctx); err != nil {
+			a.logger.Error("OTLP audit writer did not flush in time", "err", err)
+		}
+		if err := a.otlp.Close(cctx); err != nil {
+			a.logger.Error("closing the OTLP audit sink", "err", err)
+		}
+	}
 	if err := a.w.Close(cctx); err != nil {
 		a.logger.Error("audit writer did not flush in time", "err", err)
 	}

@@ -35,6 +35,7 @@ type config struct {
 	auditPostgres   string
 	auditTable      string
 	auditSpool      string
+	otlpLogs        string // audit.go
 	logFile         string
 	slowTimeout     time.Duration
 	shutdownTimeout time.Duration
@@ -68,6 +69,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive HTTP connection stays open")
 	fs.DurationVar(&cfg.sessionIdle, "session-idle-timeout", 5*time.Minute, "how long a stateful session may go without a request before the server closes it (its client must then start a new one)")
 	addTelemetryFlags(fs, &cfg.telemetry)
+	addOTLPLogsFlag(fs, &cfg.otlpLogs)
 	fs.IntVar(&cfg.maxSessions, "max-sessions", 1000, "the most stateful sessions open at once; a client that would open one more gets HTTP 503 (no limit with -stateless, where no session outlives its request)")
 	return fs
 }
@@ -121,6 +123,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, usageError{"-audit-db must name a file (or pass -audit-postgres)"}
 	}
 	if err := cfg.telemetry.check(); err != nil {
+		return cfg, err
+	}
+	if err := checkOTLPLogs(cfg.otlpLogs); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -185,7 +190,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	calls := stack.NewInFlight()
 	defer calls.Cancel()
-	d := &demo{cfg: cfg, w: al.w, calls: calls, tel: tel, logger: logger, sdkLogger: logs.sdkLogger,
+	d := &demo{cfg: cfg, w: al.emitter(), calls: calls, tel: tel, logger: logger, sdkLogger: logs.sdkLogger,
 		where: al.where, stdin: stdin, stdout: stdout, stderr: stderr}
 	if d.server, err = d.newServer(); err != nil {
 		return fail(stderr, 1, "%v", err)
@@ -219,8 +224,12 @@ func (d *demo) newServer() (*mcp.Server, error) {
 	if d.cfg.stdio {
 		transport = toolctx.TransportStdio
 	}
-	return stack.NewServer(stack.ServerOptions{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
+	server, err := stack.NewServer(stack.ServerOptions{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
 		SlowTimeout: d.cfg.slowTimeout, Transport: transport, Outer: []toolctx.Middleware{d.tel.middleware(), d.calls.Track}})
+	if err != nil {
+		return nil, err
+	}
+	return server, d.tel.recordSessions(server, d.cfg.stdio, d.cfg.stateless) // session_metric.go
 }
 
 // serveHTTP serves streamable HTTP until ctx ends, then shuts down

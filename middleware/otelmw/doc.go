@@ -75,6 +75,23 @@
 // rpc.response.status_code and toolmw.error.code. Never a session or call
 // id.
 //
+// mcp.server.session.duration, the conventions' session histogram (in
+// seconds, the same buckets; mcp.protocol.version, network.transport,
+// network.protocol.name, and error.type for a session that ended with an
+// error), is recorded by [Sessions]: neither SDK tells middleware when a
+// session starts and ends, so the server wires [Sessions.Start] and
+// [Session.End] to its SDK's session events (ExampleNewSessions does it on
+// go-sdk).
+//
+// toolmw.guard.would_reject, a counter of calls (toolmw's own, not
+// conventions), counts the calls a guard in observe mode
+// (middleware.Observe) would have rejected or changed: one per
+// "would_reject" note of the result, with the attributes mcp.method.name,
+// toolmw.guard ([KeyGuard]: rate_limit, bulkhead, max_arg_bytes,
+// max_result_bytes, require_scopes, scrub_secrets) and gen_ai.tool.name
+// (not for an unknown tool). It is how a rollout is watched: the rate of
+// would-be rejections per guard and tool, before the guard enforces.
+//
 // # Joining the audit row
 //
 // When its span is recording, the interceptor puts the span's ids in the

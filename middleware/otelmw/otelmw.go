@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/internal/safecall"
+	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -86,6 +87,13 @@ func New(opts ...Option) (toolctx.Middleware, error) {
 			return nil, fmt.Errorf("otelmw: cannot create the %s histogram: %w", metricName, err)
 		}
 		in.hist = h
+		c, err := meter.Int64Counter(metricWouldReject,
+			metric.WithUnit("{call}"),
+			metric.WithDescription("Calls a guard in observe mode would have rejected or changed (middleware.Observe), by guard."))
+		if err != nil {
+			return nil, fmt.Errorf("otelmw: cannot create the %s counter: %w", metricWouldReject, err)
+		}
+		in.wouldReject = c
 	}
 	return func(next toolctx.Handler) toolctx.Handler {
 		return handler{in: in, next: next}
@@ -93,11 +101,14 @@ func New(opts ...Option) (toolctx.Middleware, error) {
 }
 
 type interceptor struct {
-	cfg     *config
-	tracer  trace.Tracer
-	hist    metric.Float64Histogram
-	spans   bool
-	metrics bool
+	cfg    *config
+	tracer trace.Tracer
+	hist   metric.Float64Histogram
+	// wouldReject counts the would_reject notes of the results
+	// (toolmw.guard.would_reject).
+	wouldReject metric.Int64Counter
+	spans       bool
+	metrics     bool
 
 	// epoch is the interceptor's clock: a call's duration is two
 	// monotonic reads of time.Since(epoch), where time.Now would read the
@@ -105,6 +116,8 @@ type interceptor struct {
 	epoch time.Time
 
 	series boundedCache[seriesKey, *series] // what is computed once per series
+
+	guards boundedCache[guardKey, []metric.AddOption] // the counter's attribute sets
 }
 
 type handler struct {
@@ -298,6 +311,9 @@ func (in *interceptor) finish(ctx context.Context, span trace.Span, measure bool
 		// The name is the client's, not a tool's: its series is not kept,
 		// so that invented names do not fill the cache.
 		in.series.drop(seriesKey{tool: req.Tool, version: version, transport: req.Transport})
+	}
+	if in.metrics {
+		in.countWouldReject(ctx, req, o, res)
 	}
 	if measure {
 		d := time.Since(in.epoch) - start
@@ -608,4 +624,39 @@ func (m metaCarrier) Keys() []string {
 		}
 	}
 	return keys
+}
+
+// guardKey identifies a series of toolmw.guard.would_reject.
+type guardKey struct{ guard, tool string }
+
+// countWouldReject adds one to toolmw.guard.would_reject for each
+// would_reject note of res (one per observed guard that would have
+// stopped the call).
+func (in *interceptor) countWouldReject(ctx context.Context, req *toolctx.Request, o toolctx.Outcome, res *toolctx.CallResult) {
+	for _, n := range res.Notes() {
+		if n.Key != middleware.NoteWouldReject {
+			continue
+		}
+		if !in.wouldReject.Enabled(ctx) {
+			return
+		}
+		k := guardKey{guard: n.Value, tool: req.Tool}
+		if o.Failed && o.Public.Code == errs.CodeUnknownTool {
+			k.tool = "" // the client's choice: unbounded
+		}
+		opts, ok := in.guards.get(k)
+		if !ok {
+			f := in.cfg.filter
+			var a callAttrs
+			a.kv[0] = attrMethod
+			a.n = 1
+			a.add(f, KeyGuard.String(k.guard))
+			if k.tool != "" {
+				a.add(f, keyToolName.String(k.tool))
+			}
+			opts = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(a.slice()...))}
+			in.guards.put(k, opts)
+		}
+		in.wouldReject.Add(ctx, 1, opts...)
+	}
 }

@@ -71,6 +71,10 @@ const (
 	// KeyCallID is toolmw.call.id: the call's correlation id
 	// (toolctx.Request.CallID), on the span only, as in the audit row.
 	KeyCallID = attribute.Key("toolmw.call.id")
+	// KeyGuard is toolmw.guard: the name of the guard a call's
+	// toolmw.guard.would_reject measurement is for (the value of
+	// middleware.NoteWouldReject: rate_limit, bulkhead, ...).
+	KeyGuard = attribute.Key("toolmw.guard")
 )
 
 // Values.
@@ -81,6 +85,17 @@ const (
 	// metricName is the histogram of operations on the server side, unit
 	// seconds [MCP metrics.yaml] [SC mcpconv.ServerOperationDuration].
 	metricName = "mcp.server.operation.duration"
+	// metricSessionName is the histogram of sessions on the server side,
+	// unit seconds, with the same bucket boundaries [MCP metrics.yaml;
+	// docs/gen-ai/mcp.md, "Metric: mcp.server.session.duration"] [SC
+	// mcpconv.ServerSessionDuration].
+	metricSessionName = "mcp.server.session.duration"
+	// errorTypeOther is the conventions' fallback error.type [SC
+	// ErrorTypeOther].
+	errorTypeOther = "_OTHER"
+	// metricWouldReject is toolmw's own counter of the calls an observed
+	// guard would have stopped (not conventions).
+	metricWouldReject = "toolmw.guard.would_reject"
 	// errorTypeToolError is error.type for an isError CallToolResult
 	// [MCP common.yaml, error.type note].
 	errorTypeToolError = "tool_error"

@@ -22,6 +22,7 @@ func main() {
 	extra := flag.String("benchstat", "", "optional benchstat output to append")
 	out := flag.String("out", "BENCHMARKS.md", "where to write the report")
 	chartDir := flag.String("charts", "", "directory to write the SVG charts into (none when empty)")
+	pairedPath := flag.String("paired", "", "optional output of bench/internal/paired (per-burst CPU per call)")
 	chartFormat := flag.String("chart-format", "svg", "svg, or png to preview the charts where no SVG viewer is at hand")
 	flag.Parse()
 	f, err := os.Open(*in)
@@ -30,6 +31,17 @@ func main() {
 	}
 	res := parse(f)
 	f.Close()
+	if *pairedPath != "" {
+		pf, err := os.Open(*pairedPath)
+		if err != nil {
+			log.Fatal(err)
+		}
+		res.paired, err = parsePaired(pf)
+		pf.Close()
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
 	var m meta
 	if *metaPath != "" {
 		if m, err = readMeta(*metaPath); err != nil {

@@ -30,6 +30,7 @@ func render(r *results, m meta, charts map[string]string, benchstat string) stri
 	p.header()
 	p.chain()
 	p.endToEnd()
+	p.paired()
 	p.interleaved()
 	p.writer()
 	p.growth()
@@ -192,60 +193,20 @@ func (p *page) over(c chainCost, ref string) string {
 	return s + " over " + ref
 }
 
-// e2eGroups are the separately-run end-to-end benchmarks.
-var e2eGroups = []struct{ label, prefix string }{
-	{"go-sdk in-memory", "BenchmarkSDK/in-memory/"},
-	{"go-sdk streamable HTTP, 1 session", "BenchmarkSDK/http-sessions=1/"},
-	{"go-sdk streamable HTTP, 8 sessions", "BenchmarkSDK/http-sessions=8/"},
-	{"mcp-go in-process", "BenchmarkMCPGo/in-process/"},
-	{"mcp-go streamable HTTP, 1 session", "BenchmarkMCPGo/http-sessions=1/"},
-	{"mcp-go streamable HTTP, 8 sessions", "BenchmarkMCPGo/http-sessions=8/"},
-}
-
+// endToEnd introduces the tools/call sections: what each arm runs. The
+// figures are in the paired table (each arm in its own process, judged)
+// and the interleaved one (all arms in one process). A table of
+// separately-run benchmarks, each arm's counts at other moments and in a
+// heap of other size, is not shown: its ratios cannot be compared.
 func (p *page) endToEnd() {
-	sdk, _ := p.r.sub("BenchmarkSDK/")
-	mcpgo, _ := p.r.sub("BenchmarkMCPGo/")
 	inter, _ := p.r.sub("BenchmarkInterleaved/")
-	sep := false
-	for _, g := range e2eGroups {
-		if names, _ := p.r.sub(g.prefix); len(names) > 0 {
-			sep = true
-		}
-	}
-	if len(sdk)+len(mcpgo) == 0 && !sep && len(inter) == 0 {
+	if len(inter) == 0 && (p.r.paired == nil || len(p.r.paired.order) == 0) {
 		return
 	}
 	p.b.WriteString("## tools/call end to end\n\n")
 	p.b.WriteString("One typed/native `echo` tool, a real client of the same SDK, loopback only; the arms (what each server\n" +
-		"runs) are in the table below. Time/call is wall time per call (with 8 sessions, across all of them);\n" +
-		"CPU/call is the whole process's (client, server, writer) per call. Each arm's counts run at different moments,\n" +
-		"so these ratios are **not judged**: issue 4's targets are judged on the interleaved table.\n\n")
+		"runs) are in the table below.\n\n")
 	p.arms()
-	if !sep {
-		return
-	}
-	p.load("SDK", "MCPGo")
-	p.t.head("SDK / transport", "arm", "wall/call", "±", "CPU/call", "CPU/wall", "wall / bare", "CPU / bare", "CPU − bare", "allocs/call", "calls/s")
-	for _, g := range e2eGroups {
-		names, subs := p.r.sub(g.prefix)
-		bare := p.costOf(g.prefix + "bare")
-		for i, name := range names {
-			c := p.costOf(name)
-			al, _ := p.r.med(name, "allocs/op")
-			cs, _ := p.r.med(name, "calls/s")
-			label := ""
-			if i == 0 {
-				label = g.label
-			}
-			d := "—"
-			if subs[i] != "bare" && !math.IsNaN(c.cpu-bare.cpu) {
-				d = plus(c.cpu - bare.cpu)
-			}
-			p.t.row(label, armOf(subs[i]), dur(c.wall), p.r.spread(name, "ns/op"), dur(c.cpu), cpuWall(c),
-				ratio(c.wall, bare.wall), ratio(c.cpu, bare.cpu), d, num(al), num(cs))
-		}
-	}
-	p.b.WriteString("\n")
 }
 
 // arms is the table of what each arm does, for the arms the results hold.

@@ -18,6 +18,8 @@ import (
 type results struct {
 	order []string
 	vals  map[string]map[string][]float64
+	// paired are bench/internal/paired's per-burst figures, when given.
+	paired *pairedRuns
 }
 
 var procSuffix = regexp.MustCompile(`-\d+$`)

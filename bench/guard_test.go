@@ -1,0 +1,172 @@
+package bench
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+// The call path's regression guard: it runs with the other tests (not a
+// benchmark, no clock), so that a change which makes a tools/call clearly
+// dearer fails at the commit that makes it. It compares within one process
+// only: allocations per call, which the machine's load does not move, and
+// CPU time per call against a bare server in the same process, with a
+// bound far above the measured ratio (what bench/run judges closely).
+//
+// Budgets, measured at the commit that set them (go test -run Guard -v
+// ./bench prints the figures): raise one only with the reason in the
+// commit message.
+const (
+	// The full chain (audit into an async writer, Diagnostics, Normalize,
+	// Recover) on success, called directly.
+	guardChainAllocs = 0
+	// Allocations per tools/call that toolmw's adapter and chain add to
+	// the bare SDK, in process, one session.
+	guardSDKExtraAllocs   = 18
+	guardMCPGoExtraAllocs = 21
+	// CPU per call over bare's, in process: bench/run measures about
+	// 1.0-1.1, this test 0.95-1.15. Under the race detector, whose
+	// instrumentation costs toolmw's code more than the SDKs' share of a
+	// call, it reads 1.25-1.35, and the bound is guardRaceCPURatio.
+	guardCPURatio     = 1.5
+	guardRaceCPURatio = 2
+)
+
+// allocsPerCall is the process's heap allocations per call over n calls
+// (every goroutine: a client and server in process allocate on several).
+func allocsPerCall(n int, call func()) float64 {
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	for range n {
+		call()
+	}
+	runtime.ReadMemStats(&m1)
+	return float64(m1.Mallocs-m0.Mallocs) / float64(n)
+}
+
+// cpuBound is the CPU ratio's bound for this build, and blocks the
+// number of blocks of calls of each arm it is measured on.
+func cpuBound() (bound float64, blocks int) {
+	if raceEnabled {
+		return guardRaceCPURatio, 10
+	}
+	return guardCPURatio, 20
+}
+
+// slack is how far a count moves between runs: the async writer's
+// goroutine allocates for a batch now and then (17.8-18.5 for go-sdk's 18),
+// and sync.Pool drops items at random under the race detector.
+func slack() float64 {
+	if raceEnabled {
+		return 5
+	}
+	return 2
+}
+
+func TestGuardChainAllocs(t *testing.T) {
+	w := newAsync(t, discardSink, audit.AsyncOptions{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
+	h, err := fullChain(w).Then(okHandler)
+	require.NoError(t, err)
+	ctx := context.Background()
+	for range 100 {
+		h.CallTool(ctx, chainReq) // warm up
+	}
+	got := testing.AllocsPerRun(2000, func() { resultSink = h.CallTool(ctx, chainReq) })
+	t.Logf("full chain: %.2f allocs per call (budget %d)", got, guardChainAllocs)
+	assert.LessOrEqual(t, got, guardChainAllocs+slack(), "the full chain allocates on success: budget %d per call", guardChainAllocs)
+}
+
+// guardPair is a bare and a toolmw server of one SDK, each behind a
+// client in this process.
+type guardPair struct {
+	name        string
+	bare, tm    func()
+	extraAllocs float64
+	// block is calls per block of the CPU comparison: some 10 ms of them,
+	// well above getrusage's resolution.
+	block int
+}
+
+func guardPairs(t *testing.T) []guardPair {
+	sdkCallOn := func(way string) func() {
+		cs := sdkInMemory(t, sdkServer(t, way, toolctx.TransportInMemory))
+		p := echoParams()
+		return func() { sdkCall(t, cs, p) }
+	}
+	mcpgoCallOn := func(way string) func() {
+		c := mcpgoInProcess(t, mcpgoServer(t, way, mcpgoEcho))
+		req := mcpgoRequest(map[string]any{"q": "hello"})
+		return func() { mcpgoCall(t, c, req) }
+	}
+	return []guardPair{
+		{"go-sdk in-memory", sdkCallOn(wayBare), sdkCallOn(wayToolmw), guardSDKExtraAllocs, 30},
+		{"mcp-go in-process", mcpgoCallOn(wayBare), mcpgoCallOn(wayToolmw), guardMCPGoExtraAllocs, 150},
+	}
+}
+
+func TestGuardEndToEndAllocs(t *testing.T) {
+	for _, p := range guardPairs(t) {
+		t.Run(p.name, func(t *testing.T) {
+			for range 20 {
+				p.bare()
+				p.tm()
+			}
+			// Alternate blocks, so that whatever a run of calls leaves in
+			// the pools falls on both alike.
+			var bare, tm float64
+			const blocks, block = 10, 40
+			for range blocks {
+				bare += allocsPerCall(block, p.bare)
+				tm += allocsPerCall(block, p.tm)
+			}
+			bare, tm = bare/blocks, tm/blocks
+			t.Logf("%s: bare %.1f, toolmw %.1f allocs per call: +%.1f (budget +%.0f)", p.name, bare, tm, tm-bare, p.extraAllocs)
+			assert.LessOrEqual(t, tm-bare, p.extraAllocs+slack(),
+				"toolmw adds %.1f allocations per call to the bare SDK's %.1f; the budget is %.0f", tm-bare, bare, p.extraAllocs)
+		})
+	}
+}
+
+func TestGuardEndToEndCPU(t *testing.T) {
+	for _, p := range guardPairs(t) {
+		t.Run(p.name, func(t *testing.T) {
+			for range 20 {
+				p.bare()
+				p.tm()
+			}
+			// Blocks of calls alternate, and each block's CPU time is the
+			// process's, so the other core's load and the collector fall on
+			// both arms alike; the ratio is of the sums.
+			var bare, tm time.Duration
+			bound, blocks := cpuBound()
+			block := p.block
+			for i := range blocks {
+				first, second, fs, ss := p.bare, p.tm, &bare, &tm
+				if i%2 == 1 {
+					first, second, fs, ss = p.tm, p.bare, &tm, &bare
+				}
+				*fs += cpuOf(block, first)
+				*ss += cpuOf(block, second)
+			}
+			ratio := float64(tm) / float64(bare)
+			t.Logf("%s: CPU per call bare %s, toolmw %s: %.3f", p.name, bare/time.Duration(blocks*block), tm/time.Duration(blocks*block), ratio)
+			assert.Less(t, ratio, bound, "toolmw's CPU per call is %.2f× bare's in the same process; the guard's bound is %.1f×", ratio, bound)
+		})
+	}
+}
+
+func cpuOf(n int, call func()) time.Duration {
+	c0 := cpuTime()
+	for range n {
+		call()
+	}
+	return cpuTime() - c0
+}
