@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/safecall"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -58,7 +60,9 @@ const (
 	DurabilityDisk
 )
 
-// AsyncOptions configures [NewAsync]. The zero value gives the defaults.
+// AsyncOptions configures [NewAsync]. The zero value gives the defaults:
+// each zero field takes the default its doc names; a negative one is a
+// mistake, unless its doc says what it means (MaxRetries).
 type AsyncOptions struct {
 	// QueueSize is how many rows wait in memory at most. The queue's slots
 	// are allocated up front (a few hundred bytes each; a row references
@@ -109,6 +113,33 @@ type AsyncOptions struct {
 	// DropLogInterval is how often dropped rows are reported, at most.
 	// Default 10s.
 	DropLogInterval time.Duration
+}
+
+// check returns what is wrong with cfg, or "": zero fields take their
+// defaults, a negative one is a mistake (MaxRetries excepted, whose
+// negative value means until Close), as is an unknown Policy or
+// Durability (see package middleware's doc, "Knobs").
+func (cfg *AsyncOptions) check() string {
+	for _, f := range [...]struct {
+		name string
+		v    int64
+	}{
+		{"QueueSize", int64(cfg.QueueSize)}, {"BatchSize", int64(cfg.BatchSize)},
+		{"FlushInterval", int64(cfg.FlushInterval)}, {"BlockTimeout", int64(cfg.BlockTimeout)},
+		{"Backoff", int64(cfg.Backoff)}, {"MaxBackoff", int64(cfg.MaxBackoff)},
+		{"WriteTimeout", int64(cfg.WriteTimeout)}, {"DropLogInterval", int64(cfg.DropLogInterval)},
+	} {
+		if f.v < 0 {
+			return "AsyncOptions." + f.name + " must not be negative (zero means the default)"
+		}
+	}
+	if cfg.Policy != Drop && cfg.Policy != Block {
+		return fmt.Sprintf("AsyncOptions.Policy %d is neither Drop nor Block", int(cfg.Policy))
+	}
+	if cfg.Durability != DurabilityMemory && cfg.Durability != DurabilityDisk {
+		return fmt.Sprintf("AsyncOptions.Durability %d is neither DurabilityMemory nor DurabilityDisk", int(cfg.Durability))
+	}
+	return ""
 }
 
 // Stats are an [Async]'s counters, in rows.
@@ -192,13 +223,18 @@ type queued struct {
 }
 
 // NewAsync starts a writer to sink. Call [Async.Close] to flush and stop
-// it. A nil sink, or [DurabilityDisk] without a spool, panics.
+// it. A nil sink, [DurabilityDisk] without a spool, a negative duration or
+// size in cfg (zero means the default) or an unknown Policy or Durability
+// is a construction mistake: NewAsync panics naming it.
 func NewAsync(sink Sink, cfg AsyncOptions) *Async {
 	if sink == nil {
 		panic("audit.NewAsync: nil sink")
 	}
 	if cfg.Durability == DurabilityDisk && cfg.Spool == nil {
 		panic("audit.NewAsync: DurabilityDisk needs AsyncOptions.Spool")
+	}
+	if err := cfg.check(); err != "" {
+		panic("audit.NewAsync: " + err)
 	}
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = 8192
@@ -870,12 +906,11 @@ func safeWrite(ctx context.Context, s Sink, batch []Record) error {
 	return safeCall(func() error { return s.WriteBatch(ctx, batch) })
 }
 
-// safeCall calls f, turning a panic into an error.
+// safeCall calls f, turning a panic into an error. (It runs on the
+// writer's goroutine: a sink that calls runtime.Goexit ends the writer.)
 func safeCall(f func() error) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("audit: sink panicked: %v", v)
-		}
-	}()
-	return f()
+	if fault, ok := safecall.Call(func() { err = f() }, nil); !ok {
+		return errors.New("audit: sink panicked: " + errs.Describe(fault.Value))
+	}
+	return err
 }

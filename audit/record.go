@@ -21,44 +21,46 @@ const (
 	KindHTTP Kind = "http"
 )
 
-// Outcome is how a call or request ended: a small closed set, stable as
-// strings, so queries and dashboards may match on them.
-type Outcome string
+// RowOutcome is the outcome column of a row: how a call or request ended,
+// as one word of a small closed set, stable as strings, so queries and
+// dashboards may match on them. It is the row's label, made from the call's
+// [toolctx.Outcome] (the classification every hook receives) and its cause.
+type RowOutcome string
 
 // The outcomes.
 const (
 	// OutcomeOK: the call succeeded (HTTP: a status below 400).
-	OutcomeOK Outcome = "ok"
+	OutcomeOK RowOutcome = "ok"
 	// OutcomeError: the call failed after it was accepted, with a public
 	// error (the row holds its public message) or an internal one (the row
 	// holds the raw message).
-	OutcomeError Outcome = "error"
+	OutcomeError RowOutcome = "error"
 	// OutcomeRejected: the call was refused before doing its work: unknown
 	// tool, malformed request, invalid arguments, unauthenticated,
 	// permission denied, rate limited or over quota (HTTP: 400, 401, 403,
 	// 404, 405, 413, 415 or 429).
-	OutcomeRejected Outcome = "rejected"
+	OutcomeRejected RowOutcome = "rejected"
 	// OutcomeCanceled: the client cancelled the call.
-	OutcomeCanceled Outcome = "canceled"
+	OutcomeCanceled RowOutcome = "canceled"
 	// OutcomeTimeout: the call ran past its deadline.
-	OutcomeTimeout Outcome = "timeout"
+	OutcomeTimeout RowOutcome = "timeout"
 	// OutcomePanic: a handler or interceptor panicked; the row holds the
 	// panic value's message, never the stack.
-	OutcomePanic Outcome = "panic"
+	OutcomePanic RowOutcome = "panic"
 	// OutcomeInputRequired: the round answered that the call needs the
 	// client's input first (a multi-round-trip request,
 	// [toolctx.InputRequired]); the client's next round has a row of its
 	// own.
-	OutcomeInputRequired Outcome = "input_required"
+	OutcomeInputRequired RowOutcome = "input_required"
 )
 
 // Outcomes returns every outcome, in a fixed order.
-func Outcomes() []Outcome {
-	return []Outcome{OutcomeOK, OutcomeError, OutcomeRejected, OutcomeCanceled, OutcomeTimeout, OutcomePanic, OutcomeInputRequired}
+func Outcomes() []RowOutcome {
+	return []RowOutcome{OutcomeOK, OutcomeError, OutcomeRejected, OutcomeCanceled, OutcomeTimeout, OutcomePanic, OutcomeInputRequired}
 }
 
 // Valid reports whether o is one of [Outcomes].
-func (o Outcome) Valid() bool {
+func (o RowOutcome) Valid() bool {
 	switch o {
 	case OutcomeOK, OutcomeError, OutcomeRejected, OutcomeCanceled, OutcomeTimeout, OutcomePanic, OutcomeInputRequired:
 		return true
@@ -69,7 +71,7 @@ func (o Outcome) Valid() bool {
 // outcomeOf returns the outcome of a failed call from its public code and
 // raw cause: [OutcomePanic] when the raw message was scrubbed and the cause
 // is an [*errs.PanicError], otherwise by code.
-func outcomeOf(code errs.Code, scrubbed bool, cause error) Outcome {
+func outcomeOf(code errs.Code, scrubbed bool, cause error) RowOutcome {
 	if scrubbed && cause != nil {
 		// Not errors.As: the walk must end, and not panic, whatever the
 		// cause's Unwrap and As methods do.
@@ -128,7 +130,7 @@ type Record struct {
 	// outcome, written when the task ended. Empty for an ordinary call.
 	TaskID string
 	// Outcome is how the call ended.
-	Outcome Outcome
+	Outcome RowOutcome
 	// Code is the public error code; empty on success.
 	Code errs.Code
 	// Message is the public message, or the raw message where the caller's
@@ -328,7 +330,7 @@ func (r *Record) Level() slog.Level {
 }
 
 // httpCode maps an HTTP status to the code and outcome of an HTTP row.
-func httpCode(status int) (errs.Code, Outcome) {
+func httpCode(status int) (errs.Code, RowOutcome) {
 	switch {
 	case status < 400:
 		return "", OutcomeOK

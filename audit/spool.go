@@ -156,10 +156,13 @@ func OpenSpool(dir string, cfg SpoolOptions) (*Spool, error) {
 	if dir == "" {
 		return nil, errors.New("audit: spool: the directory is empty")
 	}
-	if cfg.MaxBytes <= 0 {
+	if cfg.MaxBytes < 0 || cfg.SegmentBytes < 0 {
+		return nil, fmt.Errorf("audit: spool %q: SpoolOptions.MaxBytes and SegmentBytes must not be negative (zero means the default), got %d and %d", dir, cfg.MaxBytes, cfg.SegmentBytes)
+	}
+	if cfg.MaxBytes == 0 {
 		cfg.MaxBytes = 256 << 20
 	}
-	if cfg.SegmentBytes <= 0 {
+	if cfg.SegmentBytes == 0 {
 		cfg.SegmentBytes = 4 << 20
 	}
 	cfg.SegmentBytes = max(min(cfg.SegmentBytes, cfg.MaxBytes/4), 4096)

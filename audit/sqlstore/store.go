@@ -183,7 +183,7 @@ type Query struct {
 	// Tool selects one tool's rows.
 	Tool string
 	// Outcome selects one outcome.
-	Outcome audit.Outcome
+	Outcome audit.RowOutcome
 	// Code selects one error code.
 	Code errs.Code
 	// CallID selects one call's row.
@@ -265,7 +265,7 @@ type scanned struct {
 
 func (sc *scanned) finish() (audit.Record, error) {
 	r := sc.rec
-	r.Kind, r.Outcome, r.Code = audit.Kind(sc.kind), audit.Outcome(sc.outcome), errs.Code(sc.code)
+	r.Kind, r.Outcome, r.Code = audit.Kind(sc.kind), audit.RowOutcome(sc.outcome), errs.Code(sc.code)
 	r.Duration = time.Duration(sc.durNS)
 	r.Status = int(sc.status)
 	r.RequestBytes, r.ResponseBytes, r.ContentBlocks = int(sc.reqBytes), int(sc.respBytes), int(sc.blocks)

@@ -76,7 +76,7 @@ func parse(args []string, stderr io.Writer, now time.Time) (options, error) {
 	}
 	o.q.Tool = tool
 	if outcome != "" {
-		o.q.Outcome = audit.Outcome(outcome)
+		o.q.Outcome = audit.RowOutcome(outcome)
 		if !o.q.Outcome.Valid() {
 			return o, fmt.Errorf("-outcome %q is not one of %s", outcome, joinOutcomes())
 		}
@@ -182,27 +182,27 @@ func open(ctx context.Context, o options) (*sqlstore.Store, error) {
 
 // Row is one audit row as -json prints it.
 type Row struct {
-	Time       time.Time       `json:"time"`
-	Kind       audit.Kind      `json:"kind"`
-	CallID     string          `json:"call_id,omitempty"`
-	RequestID  string          `json:"request_id,omitempty"`
-	SessionID  string          `json:"session_id,omitempty"`
-	Transport  string          `json:"transport,omitempty"`
-	Tool       string          `json:"tool,omitempty"`
-	Subject    string          `json:"subject,omitempty"`
-	Outcome    audit.Outcome   `json:"outcome"`
-	Code       errs.Code       `json:"code,omitempty"`
-	Message    string          `json:"message,omitempty"`
-	Detail     map[string]any  `json:"detail,omitempty"`
-	DurationMS float64         `json:"duration_ms"`
-	ClientMeta map[string]any  `json:"client_meta,omitempty"`
-	Arguments  json.RawMessage `json:"arguments,omitempty"`
-	Method     string          `json:"method,omitempty"`
-	Path       string          `json:"path,omitempty"`
-	Status     int             `json:"status,omitempty"`
-	Notes      []Note          `json:"notes,omitempty"`
-	TraceID    string          `json:"trace_id,omitempty"`
-	SpanID     string          `json:"span_id,omitempty"`
+	Time       time.Time        `json:"time"`
+	Kind       audit.Kind       `json:"kind"`
+	CallID     string           `json:"call_id,omitempty"`
+	RequestID  string           `json:"request_id,omitempty"`
+	SessionID  string           `json:"session_id,omitempty"`
+	Transport  string           `json:"transport,omitempty"`
+	Tool       string           `json:"tool,omitempty"`
+	Subject    string           `json:"subject,omitempty"`
+	Outcome    audit.RowOutcome `json:"outcome"`
+	Code       errs.Code        `json:"code,omitempty"`
+	Message    string           `json:"message,omitempty"`
+	Detail     map[string]any   `json:"detail,omitempty"`
+	DurationMS float64          `json:"duration_ms"`
+	ClientMeta map[string]any   `json:"client_meta,omitempty"`
+	Arguments  json.RawMessage  `json:"arguments,omitempty"`
+	Method     string           `json:"method,omitempty"`
+	Path       string           `json:"path,omitempty"`
+	Status     int              `json:"status,omitempty"`
+	Notes      []Note           `json:"notes,omitempty"`
+	TraceID    string           `json:"trace_id,omitempty"`
+	SpanID     string           `json:"span_id,omitempty"`
 	// RequestBytes, ResponseBytes and ContentBlocks are the call's sizes
 	// (see audit.Record); 0 in rows written before schema version 4.
 	RequestBytes  int `json:"request_bytes,omitempty"`
