@@ -16,9 +16,10 @@ import (
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
-	"github.com/toolmw/toolmw/internal/shapes"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
+	"github.com/toolmw/toolmw/toolmwtest/shapes"
 )
 
 // canary is a raw message that must reach the row only where the caller's
@@ -50,7 +51,7 @@ type rowCase struct {
 	ctx     func() (context.Context, context.CancelFunc)
 	timeout time.Duration
 
-	outcome audit.Outcome
+	outcome audit.RowOutcome
 	code    errs.Code
 	message string // exact
 	raw     bool   // the canary must be in the row
@@ -293,7 +294,7 @@ func behaviourTable() []rowCase {
 
 func newReq() *toolctx.Request {
 	return &toolctx.Request{
-		Tool: "lookup", CallID: toolctx.NewCallID(), RequestID: "req-1", SessionID: "sess-1",
+		Tool: "lookup", CallID: adapter.NewCallID(), RequestID: "req-1", SessionID: "sess-1",
 		Transport: toolctx.TransportStreamableHTTP, Identity: &toolctx.Identity{Subject: "alice", Scopes: []string{"read"}},
 		Arguments: json.RawMessage(`{"password":"` + canary + `","q":"x"}`),
 		Header:    map[string][]string{"Authorization": {"Bearer " + canary}},
@@ -536,7 +537,7 @@ func TestOutcomesClosedSet(t *testing.T) {
 	for _, o := range audit.Outcomes() {
 		assert.True(t, o.Valid(), o)
 	}
-	assert.False(t, audit.Outcome("weird").Valid())
+	assert.False(t, audit.RowOutcome("weird").Valid())
 }
 
 // TestClientMetaThroughAsync checks the rows' _meta through an Async: the

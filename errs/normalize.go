@@ -5,6 +5,7 @@ import (
 
 	"github.com/toolmw/toolmw/internal/ctxend"
 	"github.com/toolmw/toolmw/internal/errchain"
+	"github.com/toolmw/toolmw/internal/safecall"
 )
 
 // Normalizer turns any error into the public envelope a client may see. The
@@ -26,7 +27,15 @@ import (
 //
 // The walk through the chain terminates and never panics: a cyclic Unwrap
 // chain is followed for a bounded number of errors, and an Unwrap, Is or As
-// method that panics counts as no match.
+// method that panics counts as no match. It also returns: an error whose
+// chain holds a type that is neither the standard library's nor toolmw's is
+// normalized on a goroutine of its own, and when its Unwrap, Is or As
+// method (or Map) blocks, recurses past [MaxNormalizeTime] or calls
+// runtime.Goexit, Normalize gives up on it: the call is an internal failure
+// (rule 5) whose raw cause is the error itself; when the method that blocks
+// is its Unwrap (or Error), [Describe], which the audit row and the log line
+// record, says so ("!(T: rendering it did not return within 1s)"). The
+// goroutine of a method that blocks is left behind.
 type Normalizer struct {
 	// Map maps the user's own errors to public ones, for example
 	// sql.ErrNoRows to errs.NotFound("no such row"). It returns nil for
@@ -64,6 +73,27 @@ func (n Normalizer) normalize(err error, ended bool) (pub Public, scrubbed bool)
 	if err == nil {
 		return Public{}, false
 	}
+	if errchain.Known(err) {
+		return n.rules(err, ended)
+	}
+	type outcome struct {
+		pub      Public
+		scrubbed bool
+	}
+	o, ok := errchain.Within(func() outcome {
+		pub, scrubbed := n.rules(err, ended)
+		return outcome{pub, scrubbed}
+	})
+	if !ok {
+		// An Unwrap, Is or As method (or Map) blocked or called
+		// runtime.Goexit: nothing public can be read from err.
+		return n.generic(), true
+	}
+	return o.pub, o.scrubbed
+}
+
+// rules applies the rules of [Normalizer] to a non-nil err.
+func (n Normalizer) rules(err error, ended bool) (pub Public, scrubbed bool) {
 	if PanicOf(err) != nil {
 		return n.generic(), true
 	}
@@ -88,12 +118,8 @@ func (n Normalizer) normalize(err error, ended bool) (pub Public, scrubbed bool)
 
 // mapped is n.Map(err), with a panic counting as nil.
 func (n Normalizer) mapped(err error) (m *Error) {
-	defer func() {
-		if recover() != nil {
-			m = nil
-		}
-	}()
-	return n.Map(err)
+	safecall.Call(func() { m = n.Map(err) }, nil) // a panic leaves m nil
+	return m
 }
 
 func (n Normalizer) generic() Public {
@@ -103,6 +129,10 @@ func (n Normalizer) generic() Public {
 	}
 	return Public{Code: CodeInternal, Message: msg}
 }
+
+// MaxNormalizeTime is how long [Normalizer.Normalize] waits for the methods
+// of an error of a type it does not know before it gives up on them.
+const MaxNormalizeTime = errchain.MaxTime
 
 // Normalize is Normalizer{}.Normalize(err): the default rules with no
 // mapping of the user's errors.

@@ -3,6 +3,8 @@ package middleware
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/toolmw/toolmw/errs"
@@ -34,6 +36,24 @@ type BulkheadConfig struct {
 	// RetryAfter is the hint a rejection gives, in its detail
 	// "retry_after_ms". Default 1s.
 	RetryAfter time.Duration
+	// Store keeps the slots outside the process, shared by every replica
+	// that uses it (middleware/redisstore): at most Limit calls per key
+	// are in flight across all of them. Nil: in the process.
+	Store SemaphoreStore
+	// StorePolicy says how the bulkhead uses Store: its Name, how long it
+	// waits for each store call and whether it fails open (the default:
+	// the in-process slots decide alone while the store fails) or closed.
+	// Failing open, each replica admits up to Limit while the store is
+	// down (N·Limit across N replicas: the bound each had before they
+	// shared one), so a store outage is not a tool outage; fail closed
+	// when what the bulkhead protects cannot take that. Ignored without a
+	// Store.
+	StorePolicy StorePolicy
+	// LeaseTTL is how long a slot taken from Store stays taken when its
+	// replica stops renewing it (it died mid-call); a live call renews its
+	// lease every third of it. Default 30s; at least three StorePolicy
+	// Timeouts. Ignored without a Store.
+	LeaseTTL time.Duration
 }
 
 // Bulkhead bounds how many calls run at once: at most Limit in flight per
@@ -42,6 +62,12 @@ type BulkheadConfig struct {
 // public error (unavailable by default) "too many calls in flight: retry
 // after 1s" and the detail {"retry_after_ms": 1000, "max_in_flight": N}.
 // The audit row has its code; Diagnostics is not called.
+//
+// With a Store, a call takes its slot there (one round trip, bounded by
+// the StorePolicy's Timeout) and gives it back when it ends, on every path
+// that gives an in-process slot back (a panic too); a call over the limit
+// asks again, with a growing pause of up to 20ms, until MaxWait. A slot
+// whose release fails is free again after LeaseTTL.
 //
 // One Bulkhead is one set of slots, shared by every handler it wraps. Put
 // it inside RateLimit: a call the rate limiter rejects takes no slot. The
@@ -60,6 +86,11 @@ type bulkhead struct {
 	key     KeyFunc
 	maxWait time.Duration
 	reject  *toolctx.CallResult
+
+	store    SemaphoreStore // nil: the slots above decide alone
+	sem      Semaphore      // for store
+	sg       storeGuard
+	leaseTTL time.Duration
 }
 
 // bulkSlots are one key's slots; waiting counts the calls waiting for
@@ -99,6 +130,18 @@ func newBulkhead(cfg BulkheadConfig) *bulkhead {
 		reject: toolctx.ErrorResult(errs.New(code, "too many calls in flight: retry after "+after.String()).
 			WithDetail(map[string]any{"retry_after_ms": after.Milliseconds(), "max_in_flight": cfg.Limit})),
 	}
+	if cfg.Store != nil {
+		b.store = cfg.Store
+		b.sg = newStoreGuard("Bulkhead", cfg.StorePolicy)
+		b.leaseTTL = cfg.LeaseTTL
+		switch {
+		case b.leaseTTL == 0:
+			b.leaseTTL = 30 * time.Second
+		case b.leaseTTL < 3*b.sg.timeout:
+			panic(fmt.Sprintf("middleware.Bulkhead: LeaseTTL must be at least three StorePolicy timeouts (%v), got %v", 3*b.sg.timeout, cfg.LeaseTTL))
+		}
+		b.sem = Semaphore{Limit: cfg.Limit, TTL: b.leaseTTL}
+	}
 	if cfg.Key == nil {
 		b.one = make(chan struct{}, cfg.Limit)
 		return b
@@ -117,6 +160,14 @@ func newBulkhead(cfg BulkheadConfig) *bulkhead {
 }
 
 func (b *bulkhead) middleware(next toolctx.Handler) toolctx.Handler {
+	if b.store != nil {
+		return b.shared(next, b.local(next))
+	}
+	return b.local(next)
+}
+
+// local is the bulkhead on the in-process slots.
+func (b *bulkhead) local(next toolctx.Handler) toolctx.Handler {
 	if b.keys == nil {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 			select {
@@ -171,6 +222,123 @@ func (b *bulkhead) wait(ctx context.Context, sem chan struct{}) *toolctx.CallRes
 		return b.reject
 	case <-ctx.Done():
 		return toolctx.ErrorResult(ctx.Err())
+	}
+}
+
+// shared is the bulkhead on its store, with local (the in-process slots)
+// as the fallback.
+func (b *bulkhead) shared(next, local toolctx.Handler) toolctx.Handler {
+	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+		var key string
+		if b.key != nil {
+			key = b.key(req)
+		}
+		lease, res, err := b.acquire(ctx, b.sg.ns+key)
+		if err != nil {
+			if ctx.Err() != nil { // the call ended while the store was asked
+				return toolctx.ErrorResult(ctx.Err())
+			}
+			if res := b.sg.failed(ctx, req, err); res != nil {
+				return reject(ctx, guardBulkhead, res, next, req)
+			}
+			return b.sg.noted(local.CallTool(ctx, req), err)
+		}
+		if res != nil {
+			return b.refuse(ctx, res, next, req)
+		}
+		h := b.hold(ctx, req, lease)
+		defer h.end()
+		return next.CallTool(ctx, req)
+	})
+}
+
+// maxPoll is the longest pause between two asks for a store's slot.
+const maxPoll = 20 * time.Millisecond
+
+// acquire takes a slot of key from the store, asking again until MaxWait
+// while every slot is taken. It returns the lease, or the call's result
+// without one (a rejection, the call's end), or the store's error.
+func (b *bulkhead) acquire(ctx context.Context, key string) (SemaphoreLease, *toolctx.CallResult, error) {
+	var deadline time.Time
+	if b.maxWait > 0 {
+		deadline = time.Now().Add(b.maxWait)
+	}
+	pause := time.Millisecond
+	for {
+		sctx, cancel := b.sg.ctx(ctx)
+		lease, err := b.store.Acquire(sctx, key, b.sem)
+		cancel()
+		if err != nil || lease != nil {
+			return lease, nil, err
+		}
+		left := time.Until(deadline)
+		if b.maxWait <= 0 || left <= 0 || inObserveMode(ctx) { // observe mode never makes a call wait
+			return nil, b.reject, nil
+		}
+		// A pause with jitter, so that waiting replicas do not ask in step.
+		t := time.NewTimer(min(pause/2+rand.N(pause/2+1), left))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, toolctx.ErrorResult(ctx.Err()), nil
+		}
+		pause = min(2*pause, maxPoll)
+	}
+}
+
+// heldLease is a store's slot held by a running call: renewed every third
+// of its TTL until the call ends, then released.
+type heldLease struct {
+	b     *bulkhead
+	ctx   context.Context
+	req   *toolctx.Request
+	lease SemaphoreLease
+
+	mu    sync.Mutex
+	ended bool
+	timer *time.Timer
+}
+
+func (b *bulkhead) hold(ctx context.Context, req *toolctx.Request, lease SemaphoreLease) *heldLease {
+	h := &heldLease{b: b, ctx: ctx, req: req, lease: lease}
+	h.mu.Lock()
+	h.timer = time.AfterFunc(b.leaseTTL/3, h.renew)
+	h.mu.Unlock()
+	return h
+}
+
+// renew runs on the timer: it renews the lease, unless the call has ended,
+// and arms the timer again. A failed renewal is reported; the lease still
+// has two thirds of its TTL for the next one.
+func (h *heldLease) renew() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended {
+		return
+	}
+	ctx, cancel := h.b.sg.detachedCtx(h.ctx)
+	err := h.lease.Renew(ctx)
+	cancel()
+	if err != nil {
+		h.b.sg.report(h.ctx, h.req, "", fmt.Errorf("renewing a bulkhead slot: %w", err))
+	}
+	h.timer.Reset(h.b.leaseTTL / 3)
+}
+
+// end stops the renewals (waiting for one under way) and releases the
+// slot, even when the call's context has ended. A failed release is
+// reported; the slot is free again after its TTL.
+func (h *heldLease) end() {
+	h.mu.Lock()
+	h.ended = true
+	h.timer.Stop()
+	h.mu.Unlock()
+	ctx, cancel := h.b.sg.detachedCtx(h.ctx)
+	err := h.lease.Release(ctx)
+	cancel()
+	if err != nil {
+		h.b.sg.report(h.ctx, h.req, "", fmt.Errorf("releasing a bulkhead slot: %w", err))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"container/list"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -13,9 +14,12 @@ import (
 	"github.com/toolmw/toolmw/toolctx"
 )
 
-// NoteCache is the note [Cache] writes on a result it answered from the
-// cache: "hit".
+// NoteCache is the note [Cache] writes on the result of every call it
+// looked up: "hit" (answered from the cache) or "miss" (the handler ran).
 const NoteCache = "cache"
+
+// DefaultCacheMaxItemBytes is the largest result [Cache] keeps by default.
+const DefaultCacheMaxItemBytes = 1 << 20
 
 // CacheConfig configures [Cache].
 type CacheConfig struct {
@@ -27,8 +31,24 @@ type CacheConfig struct {
 	// ShareAcrossSubjects lets callers with different identities share
 	// entries. By default an entry is served only to the subject it was
 	// made for (and, for calls without an identity, to the session it was
-	// made in): a result may hold what only its caller may see.
+	// made in): a result may hold what only its caller may see. Set it
+	// only for tools whose results are public data.
 	ShareAcrossSubjects bool
+	// MaxItemBytes is the largest result kept, in the bytes of its content
+	// and structured content as they go on the wire (as [MaxResultBytes]
+	// counts them); a larger one is answered and not kept. Default
+	// [DefaultCacheMaxItemBytes] (1 MiB).
+	MaxItemBytes int
+	// Store keeps the results outside the process, shared by every
+	// replica that uses it (middleware/redisstore), encoded, for TTL;
+	// MaxEntries then bounds only the in-process fallback. Nil: in the
+	// process.
+	Store CacheStore
+	// StorePolicy says how the cache uses Store: its Name, how long it
+	// waits for each get and set and whether it fails open (the default:
+	// the in-process cache answers while the store fails) or closed.
+	// Ignored without a Store.
+	StorePolicy StorePolicy
 }
 
 // Cache answers a call from a recent successful result of the same tool
@@ -43,39 +63,120 @@ type CacheConfig struct {
 // not valid JSON, nor input-required results or any round of a
 // multi-round-trip call after the first (a request with
 // [toolctx.Request.RequestState] or InputResponses), which is neither
-// answered from the cache nor stored in it. A result served from the cache carries the note "cache"
-// = "hit", so its audit row says so. Concurrent misses of one key may each
-// run the handler; the last result is kept.
+// answered from the cache nor stored in it; nor is a result larger than
+// MaxItemBytes. A result served from the cache carries the note "cache" =
+// "hit", and one the handler made after a lookup "cache" = "miss", so the
+// audit row says which. Concurrent misses of one key may each run the
+// handler; the last result is kept.
+//
+// With a Store, results are encoded (content, structured content, _meta;
+// not the notes) and kept there; a lookup and a store are one round trip
+// each, bounded by the StorePolicy's Timeout. The store's key is a hash of
+// the tool, the caller's partition and the arguments, under the
+// StorePolicy's Name: the store never sees an argument or a subject.
 //
 // Place it inside the guards (a rejected call must not be answered from
 // the cache) and outside what makes the result (Retry, ScrubSecrets), so
 // that what is cached is what was sent. A non-positive TTL or negative
-// MaxEntries panics, at construction.
+// MaxEntries or MaxItemBytes panics, at construction.
 func Cache(cfg CacheConfig) toolctx.Middleware {
 	c := newResultCache(cfg)
+	if c.store != nil {
+		return c.onStore
+	}
 	return func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-			if req.RequestState != "" || req.InputResponses != nil {
-				// A later round of a multi-round-trip call: its answer
-				// depends on the client's input, and must never be
-				// stored under the key of the call's first round (a
-				// confirmation would be skipped the next time).
-				return next.CallTool(ctx, req)
-			}
-			key, ok := c.key(req)
+			key, ok := c.lookup(req)
 			if !ok {
 				return next.CallTool(ctx, req)
 			}
-			if res := c.get(key); res != nil {
-				return res.WithNote(NoteCache, "hit")
-			}
-			res := next.CallTool(ctx, req)
-			if !res.Failed() && res.InputRequired == nil && ctx.Err() == nil {
-				c.put(key, res)
-			}
-			return res
+			return c.local(ctx, req, key, next)
 		})
 	}
+}
+
+// lookup returns the key of req, and false when req is not looked up: a
+// later round of a multi-round-trip call, whose answer depends on the
+// client's input and must never be stored under the key of the call's first
+// round (a confirmation would be skipped the next time), or arguments that
+// are not JSON.
+func (c *resultCache) lookup(req *toolctx.Request) (cacheKey, bool) {
+	if req.RequestState != "" || req.InputResponses != nil {
+		return cacheKey{}, false
+	}
+	return c.key(req)
+}
+
+// local answers req from the in-process cache, or runs next and keeps its
+// result.
+func (c *resultCache) local(ctx context.Context, req *toolctx.Request, key cacheKey, next toolctx.Handler) *toolctx.CallResult {
+	if res := c.get(key); res != nil {
+		return res.WithNote(NoteCache, "hit")
+	}
+	res := next.CallTool(ctx, req)
+	if c.keeps(ctx, res) {
+		c.put(key, res)
+	}
+	return res.WithNote(NoteCache, "miss")
+}
+
+// onStore is the cache on its store, with the in-process cache as the
+// fallback.
+func (c *resultCache) onStore(next toolctx.Handler) toolctx.Handler {
+	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+		key, ok := c.lookup(req)
+		if !ok {
+			return next.CallTool(ctx, req)
+		}
+		skey := c.sg.ns + hex.EncodeToString(key[:])
+		sctx, cancel := c.sg.ctx(ctx)
+		b, found, err := c.store.Get(sctx, skey)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil { // the call ended while the store was asked
+				return toolctx.ErrorResult(ctx.Err())
+			}
+			if res := c.sg.failed(ctx, req, err); res != nil {
+				return res
+			}
+			return c.sg.noted(c.local(ctx, req, key, next), err)
+		}
+		if found {
+			if res, err := decodeResult(b); err == nil {
+				return res.WithNote(NoteCache, "hit")
+			}
+			// Not a value this version wrote: a miss, overwritten below.
+		}
+		res := next.CallTool(ctx, req)
+		if !c.keeps(ctx, res) {
+			return res.WithNote(NoteCache, "miss")
+		}
+		enc, err := encodeResult(res)
+		if err != nil { // content the codec cannot carry: not kept
+			return res.WithNote(NoteCache, "miss")
+		}
+		sctx, cancel = c.sg.ctx(ctx)
+		err = c.store.Set(sctx, skey, enc, c.ttl)
+		cancel()
+		if err != nil {
+			// The result is made: whatever the policy, it is answered,
+			// and kept in the process instead.
+			c.sg.report(ctx, req, "", err)
+			c.put(key, res)
+			return c.sg.noted(res.WithNote(NoteCache, "miss"), err)
+		}
+		return res.WithNote(NoteCache, "miss")
+	})
+}
+
+// keeps reports whether res may be cached: a success, not input-required,
+// made before the call's context ended, at most MaxItemBytes.
+func (c *resultCache) keeps(ctx context.Context, res *toolctx.CallResult) bool {
+	if res.Failed() || res.InputRequired != nil || ctx.Err() != nil {
+		return false
+	}
+	n, ok := structuredSize(res.StructuredContent)
+	return ok && n+contentSize(res.Content) <= c.maxItem
 }
 
 type cacheKey [sha256.Size]byte
@@ -88,9 +189,13 @@ type cacheEntry struct {
 
 // resultCache is an LRU of results with a TTL.
 type resultCache struct {
-	ttl    time.Duration
-	max    int
-	shared bool
+	ttl     time.Duration
+	max     int
+	maxItem int
+	shared  bool
+
+	store CacheStore // nil: the LRU below alone
+	sg    storeGuard
 
 	mu    sync.Mutex
 	order *list.List // of *cacheEntry, most recent first
@@ -103,12 +208,24 @@ func newResultCache(cfg CacheConfig) *resultCache {
 		panic(fmt.Sprintf("middleware.Cache: TTL must be positive, got %v", cfg.TTL))
 	case cfg.MaxEntries < 0:
 		panic(fmt.Sprintf("middleware.Cache: MaxEntries must not be negative, got %d", cfg.MaxEntries))
+	case cfg.MaxItemBytes < 0:
+		panic(fmt.Sprintf("middleware.Cache: MaxItemBytes must not be negative, got %d", cfg.MaxItemBytes))
 	}
 	maxEntries := cfg.MaxEntries
 	if maxEntries == 0 {
 		maxEntries = 1000
 	}
-	return &resultCache{ttl: cfg.TTL, max: maxEntries, shared: cfg.ShareAcrossSubjects, order: list.New(), items: map[cacheKey]*list.Element{}}
+	maxItem := cfg.MaxItemBytes
+	if maxItem == 0 {
+		maxItem = DefaultCacheMaxItemBytes
+	}
+	c := &resultCache{ttl: cfg.TTL, max: maxEntries, maxItem: maxItem, shared: cfg.ShareAcrossSubjects,
+		order: list.New(), items: map[cacheKey]*list.Element{}}
+	if cfg.Store != nil {
+		c.store = cfg.Store
+		c.sg = newStoreGuard("Cache", cfg.StorePolicy)
+	}
+	return c
 }
 
 // key hashes the tool, the caller and the canonical arguments; false when

@@ -27,7 +27,7 @@ func ExampleCache() {
 	}
 	fmt.Println("runs:", runs)
 	// Output:
-	// sunny in {"city":"Oslo","days":2} []
+	// sunny in {"city":"Oslo","days":2} [{cache miss}]
 	// sunny in {"city":"Oslo","days":2} [{cache hit}]
 	// runs: 1
 }

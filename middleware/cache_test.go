@@ -60,7 +60,7 @@ func TestCacheThroughAdapters(t *testing.T) {
 
 		rows, diags := side.take()
 		require.Len(t, rows, 6, "one row per call")
-		assert.Empty(t, rows[0].Notes, "a miss has no note")
+		assert.Equal(t, []toolctx.Note{{Key: middleware.NoteCache, Value: "miss"}}, rows[0].Notes, "the miss's row says so")
 		assert.Equal(t, []toolctx.Note{{Key: middleware.NoteCache, Value: "hit"}}, rows[1].Notes, "the hit's row says so")
 		assert.Empty(t, diags, "no diagnostics")
 	})
@@ -118,4 +118,35 @@ func TestCacheTTLBoundAndSharing(t *testing.T) {
 
 	assert.Panics(t, func() { middleware.Cache(middleware.CacheConfig{}) }, "no TTL")
 	assert.Panics(t, func() { middleware.Cache(middleware.CacheConfig{TTL: time.Second, MaxEntries: -1}) }, "negative MaxEntries")
+}
+
+// TestCacheMaxItemBytes: a result larger than MaxItemBytes (content and
+// structured content as they go on the wire) is answered, noted as a miss
+// and never kept; one at the bound is kept.
+func TestCacheMaxItemBytes(t *testing.T) {
+	var calls atomic.Int32
+	h := thenG(t, middleware.New(middleware.Cache(middleware.CacheConfig{TTL: time.Hour, MaxItemBytes: 12})),
+		toolctx.HandlerFunc(func(_ context.Context, req *toolctx.Request) *toolctx.CallResult {
+			calls.Add(1)
+			if string(req.Arguments) == `"big"` {
+				return toolctx.StructuredResult("0123456789") // 12 bytes of text and 12 of structured content
+			}
+			return toolctx.TextResult("0123456789") // 12 bytes with its quotes
+		}))
+	for _, args := range []string{`"small"`, `"big"`} {
+		req := reqG("t")
+		req.Arguments = json.RawMessage(args)
+		first := h.CallTool(context.Background(), req)
+		second := h.CallTool(context.Background(), req)
+		assert.False(t, first.Failed())
+		note, _ := first.Note(middleware.NoteCache)
+		assert.Equal(t, "miss", note)
+		note, _ = second.Note(middleware.NoteCache)
+		if args == `"small"` {
+			assert.Equal(t, "hit", note, "a result at the bound is kept")
+		} else {
+			assert.Equal(t, "miss", note, "a result over the bound is never kept")
+		}
+	}
+	assert.Equal(t, int32(3), calls.Load())
 }

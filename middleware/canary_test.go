@@ -18,9 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/errs"
-	"github.com/toolmw/toolmw/internal/shapes"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolmwtest/shapes"
 )
 
 const canaryPrefix = shapes.Prefix

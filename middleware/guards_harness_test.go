@@ -22,6 +22,7 @@ import (
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
@@ -253,7 +254,7 @@ func thenG(t testing.TB, c middleware.Chain, h toolctx.Handler) toolctx.Handler 
 
 // reqG is a request for tool with a call id, as adapters make them.
 func reqG(tool string) *toolctx.Request {
-	return &toolctx.Request{Tool: tool, CallID: toolctx.NewCallID(), Transport: toolctx.TransportInMemory}
+	return &toolctx.Request{Tool: tool, CallID: adapter.NewCallID(), Transport: toolctx.TransportInMemory}
 }
 
 // returning is a handler that returns res.

@@ -20,6 +20,7 @@ import (
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -48,7 +49,7 @@ func bufLogger() (*slog.Logger, *syncBuffer) {
 
 func newReq(tool string) *toolctx.Request {
 	return &toolctx.Request{
-		Tool: tool, CallID: toolctx.NewCallID(), Transport: toolctx.TransportInMemory,
+		Tool: tool, CallID: adapter.NewCallID(), Transport: toolctx.TransportInMemory,
 		Meta:     map[string]any{"progressToken": "p1"},
 		Identity: &toolctx.Identity{Subject: "alice", Scopes: []string{"read"}},
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // inputRequired is an input-required result whose elicitation message
@@ -92,13 +93,13 @@ func TestCacheNeverAnswersALaterRound(t *testing.T) {
 	first := newReq("transfer")
 	require.True(t, h.CallTool(context.Background(), first).NeedsInput())
 	retry := *first
-	retry.CallID = toolctx.NewCallID()
+	retry.CallID = adapter.NewCallID()
 	retry.RequestState = "state-1"
 	retry.InputResponses = map[string]json.RawMessage{"confirm": json.RawMessage(`{"action":"accept","content":{"ok":true}}`)}
 	res := h.CallTool(context.Background(), &retry)
 	require.False(t, res.Failed())
 	again := *first
-	again.CallID = toolctx.NewCallID()
+	again.CallID = adapter.NewCallID()
 	assert.True(t, h.CallTool(context.Background(), &again).NeedsInput(), "a new call is asked for its confirmation again, not answered with the confirmed round's result")
 	assert.EqualValues(t, 3, runs.Load(), "every round ran the handler")
 }

@@ -59,8 +59,17 @@ type RateLimitConfig struct {
 	// arbitrary bucket is dropped, and its key starts again with a full
 	// burst. Keys invented by the client are only as good as the
 	// client's honesty: behind a per-caller limit, put a global one
-	// (Key returning "") to bound the total.
+	// (Key returning "") to bound the total. With a Store, it bounds the
+	// in-process buckets of the fallback.
 	MaxKeys int
+	// Store keeps the buckets outside the process, shared by every
+	// replica that uses it (middleware/redisstore). Nil: in the process.
+	Store RateStore
+	// StorePolicy says how the limiter uses Store: its Name, how long it
+	// waits and whether it fails open (the default: the in-process buckets
+	// decide alone while the store fails) or closed. Ignored without a
+	// Store.
+	StorePolicy StorePolicy
 }
 
 // RateLimit admits calls at the configured rate per key, with token
@@ -72,6 +81,11 @@ type RateLimitConfig struct {
 // many calls: retry after 1.5s" and the detail {"retry_after_ms": 1500},
 // the time until the bucket has a token again, rounded up to the
 // millisecond. The audit row has its code; Diagnostics is not called.
+//
+// With a Store, the buckets are the store's, with the same semantics: each
+// call takes its token there in one round trip, bounded by the
+// StorePolicy's Timeout, and the limit holds across every replica that
+// shares the store and the StorePolicy's Name.
 //
 // One RateLimit is one set of buckets, shared by every handler it wraps.
 // The admitted path takes one monotonic clock read, a lock-free lookup of
@@ -98,6 +112,10 @@ type rateLimiter struct {
 	start     time.Time // the clock: nanoseconds since start (monotonic)
 	interval  int64     // nanoseconds per token
 	tolerance int64     // (Burst-1) * interval: how far ahead of now tat may be
+
+	store RateStore  // nil: the buckets above decide alone
+	shape RateBucket // for store
+	sg    storeGuard
 }
 
 // maxSpan bounds interval and tolerance, so that tat never overflows.
@@ -127,16 +145,25 @@ func newRateLimiter(cfg RateLimitConfig) *rateLimiter {
 	// A bucket refills in Burst intervals; the table sweeps for full
 	// buckets at most once per quarter of that (and of a second).
 	refill := time.Duration(min(float64(burst)*float64(interval), float64(maxSpan)))
-	return &rateLimiter{
+	l := &rateLimiter{
 		buckets:   &rateBuckets{max: maxKeys, sweepEvery: int64(max(refill, time.Second)) / 4},
 		key:       key,
 		start:     time.Now(),
 		interval:  interval,
 		tolerance: tolerance,
 	}
+	if cfg.Store != nil {
+		l.store = cfg.Store
+		l.shape = RateBucket{Interval: time.Duration(interval), Burst: burst}
+		l.sg = newStoreGuard("RateLimit", cfg.StorePolicy)
+	}
+	return l
 }
 
 func (l *rateLimiter) middleware(next toolctx.Handler) toolctx.Handler {
+	if l.store != nil {
+		return l.shared(next)
+	}
 	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 		now := int64(time.Since(l.start)) // one monotonic clock read; time.Now reads the wall clock too
 		wait, ok := l.take(l.buckets.get(l.key(req), now), now)
@@ -144,6 +171,34 @@ func (l *rateLimiter) middleware(next toolctx.Handler) toolctx.Handler {
 			return next.CallTool(ctx, req)
 		}
 		return reject(ctx, guardRateLimit, rateLimited(retryAfter(wait)), next, req)
+	})
+}
+
+// shared is the limiter on its store, with the in-process buckets as the
+// fallback.
+func (l *rateLimiter) shared(next toolctx.Handler) toolctx.Handler {
+	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+		key := l.key(req)
+		sctx, cancel := l.sg.ctx(ctx)
+		wait, ok, err := l.store.TakeToken(sctx, l.sg.ns+key, l.shape)
+		cancel()
+		if err == nil {
+			if ok {
+				return next.CallTool(ctx, req)
+			}
+			return reject(ctx, guardRateLimit, rateLimited(retryAfter(wait)), next, req)
+		}
+		if ctx.Err() != nil { // the call ended while the store was asked
+			return toolctx.ErrorResult(ctx.Err())
+		}
+		if res := l.sg.failed(ctx, req, err); res != nil {
+			return reject(ctx, guardRateLimit, res, next, req)
+		}
+		now := int64(time.Since(l.start))
+		if wait, ok = l.take(l.buckets.get(key, now), now); !ok {
+			return l.sg.noted(reject(ctx, guardRateLimit, rateLimited(retryAfter(wait)), next, req), err)
+		}
+		return l.sg.noted(next.CallTool(ctx, req), err)
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 var roundsKey = []byte("0123456789abcdef0123456789abcdef")
@@ -34,7 +35,7 @@ func confirmTool(seen *[]toolctx.Request) toolctx.HandlerFunc {
 // next is the client's next round: a new call answering res.
 func next(first *toolctx.Request, state string) *toolctx.Request {
 	r := *first
-	r.CallID = toolctx.NewCallID()
+	r.CallID = adapter.NewCallID()
 	r.RequestState = state
 	r.InputResponses = map[string]json.RawMessage{"confirm": json.RawMessage(`{"action":"accept"}`)}
 	return &r

@@ -1,12 +1,8 @@
 package toolctx
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"strconv"
-	"sync/atomic"
 )
 
 // Transport names the MCP transport a call arrived on.
@@ -34,7 +30,7 @@ type Request struct {
 	Arguments json.RawMessage
 	// CallID identifies the call and is always set: the JSON-RPC id where a
 	// transport exposes it, otherwise a generated correlation id (see
-	// [NewCallID]).
+	// adapter.NewCallID in package toolctx/adapter).
 	CallID string
 	// RequestID is the HTTP request id where an HTTP layer set one.
 	RequestID string
@@ -82,25 +78,6 @@ type Request struct {
 type Identity struct {
 	Subject string
 	Scopes  []string
-}
-
-var (
-	callIDPrefix  = newCallIDPrefix()
-	callIDCounter atomic.Uint64
-)
-
-func newCallIDPrefix() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms.
-	return hex.EncodeToString(b[:]) + "-"
-}
-
-// NewCallID returns a correlation id unique to this process run and, with
-// overwhelming probability, across runs: a random per-process prefix and a
-// counter.
-func NewCallID() string {
-	var b [len("0123456789ab-") + 20]byte // the prefix and the longest uint64
-	return string(strconv.AppendUint(append(b[:0], callIDPrefix...), callIDCounter.Add(1), 10))
 }
 
 // ReservedMetaPrefix is the prefix of the _meta keys that MCP clients of

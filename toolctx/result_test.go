@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -217,30 +216,6 @@ func TestCallResultPrintingHidesCause(t *testing.T) {
 	assert.NotPanics(t, func() { _ = fmt.Sprintf("%v", nilRes) }, "printing a nil result does not panic")
 }
 
-func TestNewCallIDUniqueConcurrent(t *testing.T) {
-	const workers, per = 8, 2000
-	ids := make(chan string, workers*per)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range per {
-				ids <- toolctx.NewCallID()
-			}
-		}()
-	}
-	wg.Wait()
-	close(ids)
-	seen := make(map[string]bool, workers*per)
-	for id := range ids {
-		require.NotEmpty(t, id, "call id is set")
-		require.False(t, seen[id], "call id %q is unique", id)
-		seen[id] = true
-	}
-	assert.Len(t, seen, workers*per, "every id was distinct")
-}
-
 func TestContextHelpers(t *testing.T) {
 	bg := context.Background()
 	assert.Nil(t, toolctx.IdentityFrom(bg), "no identity by default")
@@ -377,7 +352,10 @@ func TestTyped(t *testing.T) {
 		assert.Equal(t, errs.CodeInvalidArguments, e.Code(), "%s: invalid arguments", args)
 		assert.Contains(t, e.Message(), want.msg, "%s: message", args)
 		if want.field != "" {
-			assert.Equal(t, want.field, e.Detail()["field"], "%s: detail names the field", args)
+			problems, _ := e.Detail()["problems"].([]any)
+			require.NotEmpty(t, problems, "%s: detail lists the problems", args)
+			first, _ := problems[0].(map[string]any)
+			assert.Equal(t, want.field, first["path"], "%s: detail names the field", args)
 		}
 		pub, scrubbed := errs.Normalize(r.Cause())
 		assert.False(t, scrubbed, "%s: invalid arguments feedback is public", args)

@@ -92,22 +92,19 @@ func decodeError(err error, raw []byte) *errs.Error {
 	case errors.As(err, &typeErr) && !feedback.FromCaller(err, raw):
 		return errs.InvalidArguments("invalid arguments: the arguments do not match the tool's input").WithCause(err)
 	case errors.As(err, &typeErr):
-		field := typeErr.Field
-		if field == "" {
-			field = "(arguments)"
-		}
 		// A sentence about the argument: "b: expected a number, got a
 		// string", "a: number out of range" (internal/feedback).
 		msg, _ := feedback.JSON(typeErr)
+		problems, _ := feedback.JSONProblems(typeErr, raw)
 		return errs.InvalidArguments("invalid arguments: " + msg).
-			WithDetail(map[string]any{"field": field, "got": typeErr.Value}).WithCause(err)
+			WithDetail(feedback.Detail(problems)).WithCause(err)
 	case errors.As(err, &syntaxErr):
 		return errs.Errorf(errs.CodeInvalidArguments, "invalid arguments: malformed JSON at byte %d", syntaxErr.Offset).
-			WithDetail(map[string]any{"offset": syntaxErr.Offset}).WithCause(err)
+			WithDetail(map[string]any{"offset": syntaxErr.Offset}).WithCause(err) // a number, not the decoder's text
 	case strings.HasPrefix(err.Error(), "json: unknown field ") && feedback.SentKey(raw, unknownField(err)):
 		field := unknownField(err)
 		return errs.Errorf(errs.CodeInvalidArguments, "invalid arguments: unknown field %q", field).
-			WithDetail(map[string]any{"field": field, "problem": "unknown_field"}).WithCause(err)
+			WithDetail(feedback.Detail([]feedback.Problem{{Path: field, Rule: "additionalProperties", Expected: "absent"}})).WithCause(err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errs.InvalidArguments("invalid arguments: truncated JSON").WithCause(err)
 	}

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolmwtest/shapes"
 )
 
 // Kind says what a server that keeps the one rule does with a failure, so
@@ -102,10 +105,6 @@ type (
 	valueError struct{ secret string }
 	// multiError wraps several errors through Unwrap() []error.
 	multiError []error
-	// formatterError prints the canary through Format as well as Error.
-	formatterError struct{ secret string }
-	// panickingError panics when rendered, with the canary as the value.
-	panickingError struct{ secret string }
 	// stringer is a panic value with a String method.
 	stringer struct{ secret string }
 	// secretStruct is a panic value whose field holds the canary.
@@ -115,16 +114,11 @@ type (
 	}
 )
 
-func (e *ptrError) Error() string      { return "backend: " + e.secret }
-func (e valueError) Error() string     { return "value error: " + e.secret }
-func (m multiError) Error() string     { return fmt.Sprintf("%d errors: %v", len(m), []error(m)) }
-func (m multiError) Unwrap() []error   { return m }
-func (e formatterError) Error() string { return "formatter: " + e.secret }
-func (e formatterError) Format(f fmt.State, _ rune) {
-	fmt.Fprintf(f, "formatted %s", e.secret)
-}
-func (e *panickingError) Error() string { panic("Error() panicked: " + e.secret) }
-func (s stringer) String() string       { return "stringer " + s.secret }
+func (e *ptrError) Error() string    { return "backend: " + e.secret }
+func (e valueError) Error() string   { return "value error: " + e.secret }
+func (m multiError) Error() string   { return fmt.Sprintf("%d errors: %v", len(m), []error(m)) }
+func (m multiError) Unwrap() []error { return m }
+func (s stringer) String() string    { return "stringer " + s.secret }
 
 // lookalikes are texts a raw message may start with to pass for something
 // the SDKs or toolmw produce themselves.
@@ -164,7 +158,9 @@ var baseShapes = []func(c string) Failure{
 	func(c string) Failure {
 		return Failure{"Unwrap() []error", c, Raw, returning(multiError{errors.New("a"), &ptrError{c}})}
 	},
-	func(c string) Failure { return Failure{"fmt.Formatter error", c, Raw, returning(formatterError{c})} },
+	func(c string) Failure {
+		return Failure{"fmt.Formatter error", c, Raw, returning(shapes.FormatterError{Secret: c})}
+	},
 	func(c string) Failure {
 		return Failure{"raw text that looks like SDK validation feedback", c, Raw, returning(errors.New(lookalikes[0] + c))}
 	},
@@ -227,10 +223,10 @@ var baseShapes = []func(c string) Failure{
 		}}
 	},
 	func(c string) Failure {
-		return Failure{"an error whose Error method panics", c, Opaque, returning(&panickingError{c})}
+		return Failure{"an error whose Error method panics", c, Opaque, returning(shapes.ErrorPanics{Secret: c})}
 	},
 	func(c string) Failure {
-		return Failure{"panic whose value's Error method panics", c, Opaque, panicking(&panickingError{c})}
+		return Failure{"panic whose value's Error method panics", c, Opaque, panicking(shapes.ErrorPanics{Secret: c})}
 	},
 }
 
@@ -261,7 +257,7 @@ func composed(r *rand.Rand, c string) Failure {
 		err = valueError{text}
 		shape = append([]string{"custom value type"}, shape...)
 	default:
-		err = formatterError{text}
+		err = shapes.FormatterError{Secret: text}
 		shape = append([]string{"fmt.Formatter"}, shape...)
 	}
 	for depth := r.Intn(4); depth > 0; depth-- {
@@ -319,3 +315,46 @@ func Carried[R any](err error) (R, bool) {
 type carried[R any] struct{ res R }
 
 func (carried[R]) Error() string { return "toolmwtest: a result, not an error" }
+
+// FailuresEnv is the environment variable through which a runner tells a
+// server binary it serves over stdio which failures to register:
+// "seed,count" (toolmwtest/mcpsdktest's Command transport sets it).
+const FailuresEnv = "TOOLMWTEST_FAILURES"
+
+// FailuresFromEnv returns gen(seed, count) for the seed and count in
+// [FailuresEnv] (gen is [Generate], or an SDK kit's Failures, which adds
+// shapes of its SDK), for a server binary to register; nil when the
+// variable is unset, and an error when it is malformed.
+func FailuresFromEnv(gen func(seed int64, n int) []Failure) ([]Failure, error) {
+	v := os.Getenv(FailuresEnv)
+	if v == "" {
+		return nil, nil
+	}
+	a, b, ok := strings.Cut(v, ",")
+	var seed int64
+	var n int
+	var err error
+	if ok {
+		seed, err = strconv.ParseInt(a, 10, 64)
+	}
+	if ok && err == nil {
+		n, err = strconv.Atoi(b)
+	}
+	if !ok || err != nil || n < 0 {
+		return nil, fmt.Errorf("toolmwtest: %s=%q: want \"seed,count\", such as \"1,100\"", FailuresEnv, v)
+	}
+	return gen(seed, n), nil
+}
+
+// GenerateWith is [Generate](seed, n) and, after those, up to n/10 (at
+// least one) of an SDK's own shapes, each with a fresh canary tagged tag:
+// what an SDK kit's Failures returns. The same seed gives the same
+// failures.
+func GenerateWith(seed int64, n int, shapes []func(canary string) Failure, tag string) []Failure {
+	fs := Generate(seed, n)
+	r := rand.New(rand.NewSource(seed ^ int64(len(tag))<<32 ^ 0x5eed))
+	for i := range min(len(shapes), max(1, n/10)) {
+		fs = append(fs, shapes[i](fmt.Sprintf("%s%016x-%s", CanaryPrefix, r.Uint64(), tag)))
+	}
+	return fs
+}

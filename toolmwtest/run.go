@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -298,4 +300,162 @@ func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	fmt.Fprintf(t.rec, "HTTP %d\n", resp.StatusCode)
 	resp.Body = t.rec.Tee(resp.Body)
 	return resp, nil
+}
+
+// Transport is one way for an SDK kit's client to reach the server under
+// test. Each SDK kit (toolmwtest/mcpsdktest, toolmwtest/mcpgotest) says
+// which of these it serves; [Command] is a server binary's stdio.
+type Transport struct {
+	name    string
+	command func() *exec.Cmd
+}
+
+// The transports of the SDK kits. InMemory connects the SDK's client and
+// server in the process (go-sdk: through pipes, so every byte is seen;
+// mcp-go: its in-process client, whose results are recorded as JSON); the
+// HTTP ones serve on an httptest server on 127.0.0.1; Stdio serves over
+// pipes in the process.
+var (
+	InMemory       = Transport{name: "in-memory"}
+	StreamableHTTP = Transport{name: "streamable-http"}
+	StatelessHTTP  = Transport{name: "streamable-http-stateless"}
+	SSE            = Transport{name: "sse"}
+	Stdio          = Transport{name: "stdio"}
+)
+
+// Command returns a transport to the stdio of a server binary: cmd is
+// called once per run for a fresh *exec.Cmd, whose environment gets
+// [FailuresEnv]; the binary registers the failing tools itself (see
+// [FailuresFromEnv]), or only its own tools are called.
+func Command(name string, cmd func() *exec.Cmd) Transport {
+	return Transport{name: "stdio: " + name, command: cmd}
+}
+
+// String returns the transport's name, as reports show it.
+func (t Transport) String() string { return t.name }
+
+// Plan is what an SDK kit's run checks: its Config's fields that do not
+// name the SDK.
+type Plan struct {
+	// Transports to run over.
+	Transports []Transport
+	// Seed and Count choose the failures. Default seed 1, count 100.
+	Seed  int64
+	Count int
+	// Causes, if set, is checked after the run: every raw or panic
+	// failure's canary must have reached a diagnostics event or an audit
+	// row recorded there.
+	Causes *Causes
+	// Secrets are more strings that must never reach the client.
+	Secrets []string
+	// SkipOwnTools leaves the server's own tools uncalled.
+	SkipOwnTools bool
+	// CallTimeout bounds each call. Default 10s.
+	CallTimeout time.Duration
+}
+
+// Connector is an SDK kit's connector: it starts the server under test for
+// tr with the failures fs registered (a [Command] transport's binary
+// registers its own) and connects the SDK's client to it.
+type Connector func(ctx context.Context, tr Transport, fs []Failure) (Conn, error)
+
+// Check runs plan with an SDK's connector: failures(seed, count) makes the
+// failures ([Generate], or the SDK kit's own that add its SDK's shapes);
+// each transport is connected and [Exercise]d, and the causes checked.
+func Check(ctx context.Context, plan Plan, failures func(seed int64, n int) []Failure, connect Connector) (*Result, error) {
+	if plan.Seed == 0 {
+		plan.Seed = 1
+	}
+	if plan.Count == 0 {
+		plan.Count = 100
+	}
+	fs := failures(plan.Seed, plan.Count)
+	opts := Options{Failures: fs, Secrets: plan.Secrets, SkipOwnTools: plan.SkipOwnTools, CallTimeout: plan.CallTimeout}
+	res := new(Result)
+	for _, tr := range plan.Transports {
+		if tr.command != nil {
+			tr.command = withFailuresEnv(tr.command, plan.Seed, plan.Count)
+		}
+		conn, err := connect(ctx, tr, fs)
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", tr, err)
+		}
+		if err := Exercise(ctx, conn, opts, res); err != nil {
+			return res, err
+		}
+	}
+	if plan.Causes != nil {
+		CheckCauses(fs, plan.Causes, res)
+	}
+	return res, nil
+}
+
+// StartCommand starts the binary of a [Command] transport and returns its
+// stdin and stdout, and stop, which closes its stdin and waits for it to
+// exit (killing it after 5s). It returns an error for any other transport.
+func StartCommand(tr Transport) (stdin io.WriteCloser, stdout io.ReadCloser, stop func(), err error) {
+	if tr.command == nil {
+		return nil, nil, nil, fmt.Errorf("toolmwtest: %s is not a Command transport", tr)
+	}
+	cmd := tr.command()
+	if stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, nil, nil, err
+	}
+	if stdout, err = cmd.StdoutPipe(); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, fmt.Errorf("start: %w", err)
+	}
+	stop = func() {
+		_ = stdin.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
+	return stdin, stdout, stop, nil
+}
+
+func withFailuresEnv(cmd func() *exec.Cmd, seed int64, n int) func() *exec.Cmd {
+	return func() *exec.Cmd {
+		c := cmd()
+		c.Env = append(c.Environ(), fmt.Sprintf("%s=%d,%d", FailuresEnv, seed, n))
+		return c
+	}
+}
+
+// Report reports each problem of a run with t.Error, and a run that could
+// not be made with t.Fatalf; it returns res.
+func Report(t testing.TB, res *Result, err error) *Result {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("toolmwtest: %v", err)
+	}
+	for _, p := range res.Problems {
+		t.Error(p.String())
+	}
+	return res
+}
+
+// CheckTable checks the rows of the behaviour table ([CheckRows]) on a
+// server that connect starts with the rows' tools registered for secret,
+// a fresh canary. A zero timeout is 10s.
+func CheckTable(ctx context.Context, causes *Causes, timeout time.Duration, connect func(secret string) (Conn, error)) (*Result, error) {
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	secret := Generate(time.Now().UnixNano(), 1)[0].Canary
+	conn, err := connect(secret)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	res := new(Result)
+	CheckRows(ctx, conn, secret, causes, timeout, res)
+	return res, nil
 }

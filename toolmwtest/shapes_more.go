@@ -8,34 +8,17 @@ import (
 	"net/url"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolmwtest/shapes"
 )
 
 // More error types of the shapes below.
 type (
-	// shiftingError's Error returns another text each call, the canary in
-	// each.
-	shiftingError struct {
-		secret string
-		n      *atomic.Int64
-	}
-	// selfError wraps itself: a cycle through Unwrap.
-	selfError struct{ secret string }
-	// cycleA and cycleB wrap each other through Unwrap() []error.
-	cycleA struct {
-		secret string
-		b      *cycleB
-	}
-	cycleB struct{ a *cycleA }
 	// greedyError claims to be every error: Is matches any target and As
 	// fills none.
 	greedyError struct{ secret string }
-	// goexitError calls runtime.Goexit in Error (t.FailNow in a test
-	// double).
-	goexitError struct{ secret string }
 	// goexitStringer calls runtime.Goexit in String.
 	goexitStringer struct{ secret string }
 	// marshalPanicError is an error with the canary in its text whose
@@ -45,24 +28,11 @@ type (
 	textMarshalError struct{ secret string }
 )
 
-func (e shiftingError) Error() string {
-	return fmt.Sprintf("attempt %d: %s", e.n.Add(1), e.secret)
-}
-func (e *selfError) Error() string { return "self: " + e.secret }
-func (e *selfError) Unwrap() error { return e }
-func (a *cycleA) Error() string    { return "cycle a: " + a.secret }
-func (a *cycleA) Unwrap() []error  { return []error{nil, a.b, nil} }
-func (b *cycleB) Error() string    { return "cycle b" }
-func (b *cycleB) Unwrap() []error  { return []error{b.a, nil} }
 func (e greedyError) Error() string {
 	return "greedy: " + e.secret
 }
 func (greedyError) Is(error) bool { return true }
 func (greedyError) As(any) bool   { return true }
-func (e goexitError) Error() string {
-	runtime.Goexit()
-	return e.secret
-}
 func (s goexitStringer) String() string {
 	runtime.Goexit()
 	return s.secret
@@ -105,14 +75,14 @@ func timedOutWithCause(c string) error {
 // raw error values in a public error's detail, context causes.
 var moreShapes = []func(c string) Failure{
 	func(c string) Failure {
-		return Failure{"an error whose Error returns another text each call", c, Raw, returning(shiftingError{c, new(atomic.Int64)})}
+		return Failure{"an error whose Error returns another text each call", c, Raw, returning(&shapes.ShiftingError{Secret: c})}
 	},
 	func(c string) Failure {
-		return Failure{"an error that wraps itself (Unwrap returns it)", c, Raw, returning(&selfError{c})}
+		return Failure{"an error that wraps itself (Unwrap returns it)", c, Raw, returning(&shapes.Cyclic{Secret: c})}
 	},
 	func(c string) Failure {
-		a := &cycleA{secret: c}
-		a.b = &cycleB{a: a}
+		a := &shapes.HoleyCycleA{Secret: c}
+		a.B = &shapes.HoleyCycleB{A: a}
 		return Failure{"two errors that wrap each other through Unwrap() []error, with nil entries", c, Raw, returning(a)}
 	},
 	func(c string) Failure {
@@ -153,10 +123,10 @@ var moreShapes = []func(c string) Failure{
 			returning(errs.Errorf(errs.CodeUnavailable, "load report: %v (%w)", errors.New(c), errors.New(c)))}
 	},
 	func(c string) Failure {
-		return Failure{"an error whose Error calls runtime.Goexit", c, Opaque, returning(goexitError{c})}
+		return Failure{"an error whose Error calls runtime.Goexit", c, Opaque, returning(shapes.GoexitError{Secret: c})}
 	},
 	func(c string) Failure {
-		return Failure{"panic whose value's Error calls runtime.Goexit", c, Opaque, panicking(goexitError{c})}
+		return Failure{"panic whose value's Error calls runtime.Goexit", c, Opaque, panicking(shapes.GoexitError{Secret: c})}
 	},
 	func(c string) Failure {
 		return Failure{"panic whose value's String calls runtime.Goexit", c, Opaque, panicking(goexitStringer{c})}

@@ -14,6 +14,7 @@ import (
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // The recommended wiring: a SQLite file, an async writer in front of it,
@@ -46,7 +47,7 @@ func Example() {
 		return toolctx.ErrorResult(errors.New("open /srv/invoices/2026.csv: permission denied"))
 	})
 	for _, args := range []string{`{"id":"404"}`, `{"id":"7"}`} {
-		res := lookup.CallTool(ctx, &toolctx.Request{Tool: "lookup", CallID: toolctx.NewCallID(), Arguments: []byte(args)})
+		res := lookup.CallTool(ctx, &toolctx.Request{Tool: "lookup", CallID: adapter.NewCallID(), Arguments: []byte(args)})
 		fmt.Println("client:", res.Error.Message)
 	}
 	if err := w.Close(ctx); err != nil { // flush before reading

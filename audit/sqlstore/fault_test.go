@@ -11,6 +11,7 @@ import (
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // TestStoreFailingAtRunTimeNeverFailsTheCall: the database goes away under
@@ -28,7 +29,7 @@ func TestStoreFailingAtRunTimeNeverFailsTheCall(t *testing.T) {
 			require.NoError(t, s.Close())
 			const n = 200
 			for i := 0; i < n; i++ {
-				res := h.CallTool(context.Background(), &toolctx.Request{Tool: "ok", CallID: toolctx.NewCallID()})
+				res := h.CallTool(context.Background(), &toolctx.Request{Tool: "ok", CallID: adapter.NewCallID()})
 				require.False(t, res.IsError)
 			}
 			require.NoError(t, w.Close(context.Background()))

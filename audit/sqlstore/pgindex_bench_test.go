@@ -61,7 +61,7 @@ var callIDCandidates = []callIDCandidate{
 
 // BenchmarkPostgresCallIDIndex compares, in one run, the ways to keep a
 // lookup by call id indexed against what each costs the COPY ingest. Each
-// op writes one 4,096-row batch (call ids as toolctx.NewCallID makes them)
+// op writes one 4,096-row batch (call ids as adapter.NewCallID makes them)
 // into each candidate's own table, in a new random order every round, so
 // that the machine's other load falls on all of them alike; it reports each
 // candidate's rows/s, then each one's lookup time of the oldest call id

@@ -23,6 +23,7 @@ import (
 	"github.com/toolmw/toolmw/audit/sqlstore"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // TestPostgresOutageWithSpoolLosesNothing stops the real server for 10 s
@@ -77,7 +78,7 @@ func TestPostgresOutageWithSpoolLosesNothing(t *testing.T) {
 					return
 				default:
 				}
-				h.CallTool(context.Background(), &toolctx.Request{Tool: loadTools[i%3], CallID: toolctx.NewCallID()})
+				h.CallTool(context.Background(), &toolctx.Request{Tool: loadTools[i%3], CallID: adapter.NewCallID()})
 				calls.Add(1)
 				time.Sleep(200 * time.Microsecond) // a few thousand calls a second each
 			}
@@ -210,7 +211,7 @@ func TestSpoolOnAFullFilesystem(t *testing.T) {
 	require.NoError(t, err)
 	const n = 5000
 	for i := 0; i < n; i++ {
-		res := h.CallTool(context.Background(), &toolctx.Request{Tool: "ok", CallID: toolctx.NewCallID()})
+		res := h.CallTool(context.Background(), &toolctx.Request{Tool: "ok", CallID: adapter.NewCallID()})
 		require.False(t, res.IsError, "the call is answered")
 		if i%100 == 0 {
 			time.Sleep(time.Millisecond)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/toolmw/toolmw/toolmwtest"
 	"github.com/toolmw/toolmw/toolmwtest/mcpsdktest"
 )
 
@@ -24,7 +25,7 @@ func TestKitThroughProxy(t *testing.T) {
 	dir := t.TempDir()
 	cfg := leakyConfig(t, "tools:\n  hang:\n    timeout: 1s\n  wait_cancel:\n    timeout: 1s\n")
 	res := mcpsdktest.Run(t, mcpsdktest.Config{
-		Transports: []mcpsdktest.Transport{mcpsdktest.Command("toolmw-proxy", func() *exec.Cmd {
+		Transports: []toolmwtest.Transport{toolmwtest.Command("toolmw-proxy", func() *exec.Cmd {
 			cmd := exec.Command(os.Args[0], "-stdio", "-audit-db", filepath.Join(dir, "audit.db"), "-config", cfg, "--", os.Args[0])
 			cmd.Env = append(os.Environ(), roleEnv+"="+roleProxy, envSecretVar+"="+envSecret)
 			return cmd

@@ -63,7 +63,7 @@ func checkRows(t *testing.T, log, transport string) {
 		`transport=` + transport + ` tool=lookup_order outcome=error code=not_found`,
 		`transport=` + transport + ` tool=lookup_order outcome=panic code=internal message="panic: order 13 is cursed"`,
 		`transport=` + transport + ` tool=sales_report outcome=error code=internal message="dial ` + FakeDSN,
-		`transport=` + transport + ` tool=lookup_order outcome=rejected code=invalid_arguments message="invalid arguments: id: expected a number, got a string" detail="map[validator:input schema validation failed: /id: &{Got:string Want:[number]}]"`,
+		`transport=` + transport + ` tool=lookup_order outcome=rejected code=invalid_arguments message="invalid arguments: id: expected a number, got a string" detail="map[problems:[map[expected:number got:string path:id rule:type]]]"`,
 		`transport=` + transport + ` tool=no_such_tool outcome=rejected code=unknown_tool`,
 		`msg="tool call failed" code=internal err="dial ` + FakeDSN,
 	} {

@@ -24,7 +24,7 @@ import (
 func TestKit(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "audit.db")
 	res := mcpsdktest.Run(t, mcpsdktest.Config{
-		Transports: []mcpsdktest.Transport{mcpsdktest.Command("demo server", func() *exec.Cmd {
+		Transports: []toolmwtest.Transport{toolmwtest.Command("demo server", func() *exec.Cmd {
 			return exec.Command(serverBin, "-stdio", "-audit-db", db, "-slow-timeout", testSlowTimeout.String())
 		})},
 		Secrets: secrets,

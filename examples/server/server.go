@@ -35,7 +35,8 @@ type config struct {
 	auditPostgres   string
 	auditTable      string
 	auditSpool      string
-	otlpLogs        string // audit.go
+	auditDurability durabilityFlag // audit.go
+	otlpLogs        string         // audit.go
 	logFile         string
 	slowTimeout     time.Duration
 	shutdownTimeout time.Duration
@@ -45,6 +46,7 @@ type config struct {
 	sessionIdle     time.Duration
 	maxSessions     int
 	telemetry       telemetryConfig // telemetry.go
+	fleet           fleetConfig     // fleet.go
 }
 
 // usageError is a bad command line: exit status 2.
@@ -61,6 +63,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.auditPostgres, "audit-postgres", "", "PostgreSQL audit store `DSN` (overrides -audit-db; also $"+PostgresEnv+")")
 	fs.StringVar(&cfg.auditTable, "audit-table", "", "audit table `name` (default "+sqlstore.DefaultTable+")")
 	fs.StringVar(&cfg.auditSpool, "audit-spool", "", "local `directory` where audit rows wait while the store is down (default: the -audit-db path + .spool, or toolmw-audit.spool with PostgreSQL)")
+	fs.Var(&cfg.auditDurability, "audit-durability", "when a call is answered: `memory` (its row is queued; SIGKILL loses up to the queue) or disk (its row is fsync'd in the spool first; nothing answered is lost)")
 	fs.StringVar(&cfg.logFile, "log-file", "", "also write the log as JSON lines to this `file` (appended; stderr keeps the text lines)")
 	fs.DurationVar(&cfg.slowTimeout, "slow-timeout", 2*time.Second, "deadline of the slow tool (the Timeout interceptor)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may run after SIGINT/SIGTERM before they are cancelled")
@@ -70,6 +73,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.sessionIdle, "session-idle-timeout", 5*time.Minute, "how long a stateful session may go without a request before the server closes it (its client must then start a new one)")
 	addTelemetryFlags(fs, &cfg.telemetry)
 	addOTLPLogsFlag(fs, &cfg.otlpLogs)
+	addFleetFlags(fs, &cfg.fleet)
 	fs.IntVar(&cfg.maxSessions, "max-sessions", 1000, "the most stateful sessions open at once; a client that would open one more gets HTTP 503 (no limit with -stateless, where no session outlives its request)")
 	return fs
 }
@@ -126,6 +130,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, err
 	}
 	if err := checkOTLPLogs(cfg.otlpLogs); err != nil {
+		return cfg, err
+	}
+	if err := cfg.fleet.check(); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -188,10 +195,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer tel.close() // after serving: flushes the spans of the last calls
 
+	guardStore, err := openRedis(cfg.fleet, logger)
+	if err != nil {
+		return fail(stderr, 1, "%v", err)
+	}
+	if guardStore != nil {
+		defer guardStore.Close()
+	}
+
 	calls := stack.NewInFlight()
 	defer calls.Cancel()
 	d := &demo{cfg: cfg, w: al.emitter(), calls: calls, tel: tel, logger: logger, sdkLogger: logs.sdkLogger,
-		where: al.where, stdin: stdin, stdout: stdout, stderr: stderr}
+		where: al.where, stdin: stdin, stdout: stdout, stderr: stderr,
+		guards: cfg.fleet.guards(guardStore, logger, cfg.slowTimeout)}
 	if d.server, err = d.newServer(); err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
@@ -209,9 +225,10 @@ type demo struct {
 	w         audit.Emitter
 	calls     *stack.InFlight
 	tel       *telemetry
-	logger    *slog.Logger // the operator's: diagnostics and shutdown
-	sdkLogger *slog.Logger // the SDK's, from warnings up
-	where     string       // the audit store, for the banner
+	logger    *slog.Logger         // the operator's: diagnostics and shutdown
+	sdkLogger *slog.Logger         // the SDK's, from warnings up
+	where     string               // the audit store, for the banner
+	guards    []toolctx.Middleware // fleet.go
 	stdin     io.Reader
 	stdout    io.Writer
 	stderr    io.Writer
@@ -225,7 +242,8 @@ func (d *demo) newServer() (*mcp.Server, error) {
 		transport = toolctx.TransportStdio
 	}
 	server, err := stack.NewServer(stack.ServerOptions{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
-		SlowTimeout: d.cfg.slowTimeout, Transport: transport, Outer: []toolctx.Middleware{d.tel.middleware(), d.calls.Track}})
+		SlowTimeout: d.cfg.slowTimeout, Transport: transport, Outer: []toolctx.Middleware{d.tel.middleware(), d.calls.Track},
+		Guards: d.guards})
 	if err != nil {
 		return nil, err
 	}

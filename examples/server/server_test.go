@@ -124,7 +124,7 @@ func (p *process) wait(t *testing.T) int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
-func startServer(t *testing.T, args ...string) *process {
+func startServer(t testing.TB, args ...string) *process {
 	t.Helper()
 	cmd := exec.Command(serverBin, args...)
 	cmd.Dir = t.TempDir()
@@ -146,7 +146,7 @@ func startServer(t *testing.T, args ...string) *process {
 var urlRE = regexp.MustCompile(`at (http://\S+/mcp)`)
 
 // serverURL waits for the banner and returns the URL it prints.
-func serverURL(t *testing.T, p *process) string {
+func serverURL(t testing.TB, p *process) string {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
@@ -464,7 +464,8 @@ func TestStreamableHTTP(t *testing.T) {
 					assert.Contains(t, r.Message, stack.FakeDSN, "the audit row names the cause")
 				}
 				if strings.Contains(r.Message, "got null") {
-					assert.Contains(t, r.Detail["validator"], `has type "null", want "number"`, "the row keeps the validator's own text")
+					assert.Equal(t, map[string]any{"problems": []any{map[string]any{"path": "b", "rule": "type", "expected": "number", "got": "null"}}},
+						r.Detail, "the row keeps the problem as data, not the validator's text")
 				}
 			}
 			assert.NotEmpty(t, readAudit(t, db, "-kind", "http"), "HTTP rows too")
@@ -746,5 +747,6 @@ func TestNumberOutOfRange(t *testing.T) {
 	rows := readAudit(t, db)
 	require.Len(t, rows, 1)
 	assert.Equal(t, "invalid arguments: a: number out of range", rows[0].Message)
-	assert.Contains(t, rows[0].Detail["validator"], "cannot unmarshal number 1e400", "the row keeps the decoder's own text")
+	assert.Equal(t, map[string]any{"problems": []any{map[string]any{"path": "a", "rule": "range", "expected": "a number the tool can hold", "got": "number"}}},
+		rows[0].Detail, "the row keeps the problem as data, not the decoder's text")
 }

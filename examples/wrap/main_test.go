@@ -32,7 +32,7 @@ func TestRun(t *testing.T) {
 	require.Len(t, client, 4)
 	assert.Contains(t, client[0], `ok {"celsius":21.5,"city":"Paris"}`)
 	assert.Contains(t, client[1], `isError "internal error: the tool failed; the cause was recorded on the server" {"code":"internal"}`)
-	assert.Contains(t, client[2], `{"code":"invalid_arguments"}`)
+	assert.Contains(t, client[2], `{"code":"invalid_arguments","detail":{"problems":[{"expected":"string","got":"integer","path":"city","rule":"type"}]}}`)
 	assert.Contains(t, client[3], `isError "internal error: the tool failed; the cause was recorded on the server" {"code":"internal"}`, "the panic is recovered")
 	for _, l := range client {
 		assert.NotContains(t, l, "wx-live-7f3a9c")

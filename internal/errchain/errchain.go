@@ -8,12 +8,24 @@
 //     error whose Unwrap returns itself, or a Join that contains its own
 //     wrapper) ends that branch of the walk instead of hanging the call;
 //   - it never panics: an Unwrap, Is or As method that panics counts as
-//     "no further error", "no match" and "no match".
+//     "no further error", "no match" and "no match";
+//   - it returns: As and Is give up on a method that blocks, after
+//     [MaxTime], and count it as no match (see [Known]).
+//
+// Its recover sites are its own, not internal/safecall's: a ground package
+// imports no other, and each turns a panic of the error's own method into
+// "no match" silently, on a walk errs.Normalize runs for every failure,
+// where there is no logger to report to (the caller reports the error).
 //
 // It is generic over the target type, so looking for a concrete type
 // neither reflects nor allocates (errors.As takes its target as an any,
 // which escapes to the heap on every call).
 package errchain
+
+import (
+	"errors"
+	"reflect"
+)
 
 // MaxDepth is how deep a walk goes at most: a real chain is a few errors
 // long, and a branch deeper than this is treated as ending there (so a
@@ -28,6 +40,9 @@ const MaxNodes = 1024
 // errors.As it skips a zero E (a typed nil *errs.Error, say), which holds
 // nothing to read, and goes on to the next match.
 func As[E error](err error) (E, bool) {
+	if !Known(err) {
+		return asWithin[E](err)
+	}
 	budget := MaxNodes
 	return as[E](err, 0, &budget)
 }
@@ -68,6 +83,9 @@ func Is(err, target error) bool {
 	if err == nil || target == nil {
 		return err == target
 	}
+	if !Known(err) {
+		return isWithin(err, target)
+	}
 	budget := MaxNodes
 	return is(err, target, 0, &budget)
 }
@@ -103,7 +121,7 @@ func is(err, target error, depth int, budget *int) bool {
 // the Unwrap method counts as nothing wrapped.
 func unwrap(err error) (many []error, next error) {
 	defer func() {
-		if recover() != nil {
+		if recover() != nil { // an Unwrap that panics wraps nothing (see the package doc)
 			many, next = nil, nil
 		}
 	}()
@@ -122,7 +140,7 @@ func unwrap(err error) (many []error, next error) {
 
 func callAs[E error](x interface{ As(any) bool }) (e E, ok bool) {
 	defer func() {
-		if recover() != nil {
+		if recover() != nil { // an As that panics is no match
 			var zero E
 			e, ok = zero, false
 		}
@@ -133,7 +151,7 @@ func callAs[E error](x interface{ As(any) bool }) (e E, ok bool) {
 
 func callIs(x interface{ Is(error) bool }, target error) (ok bool) {
 	defer func() {
-		if recover() != nil {
+		if recover() != nil { // an Is that panics is no match
 			ok = false
 		}
 	}()
@@ -145,6 +163,8 @@ func callIs(x interface{ Is(error) bool }, target error) (ok bool) {
 // are not equal.
 func equal(err, target error) (eq bool) {
 	defer func() {
+		// reflect's Comparable cannot tell in advance: a struct with an
+		// interface field panics only for some values.
 		if recover() != nil {
 			eq = false
 		}
@@ -199,4 +219,15 @@ func Unwrap(err error) []error {
 		return []error{next}
 	}
 	return nil
+}
+
+// errorStringType is the type of errors.New's errors, and of fmt.Errorf's
+// without %w.
+var errorStringType = reflect.TypeOf(errors.New(""))
+
+// IsErrorString reports whether err has the type errors.New makes (which
+// fmt.Errorf makes too when it wraps nothing): a text and nothing else, so
+// rendering it runs no code of anyone's.
+func IsErrorString(err error) bool {
+	return err != nil && reflect.TypeOf(err) == errorStringType
 }

@@ -6,9 +6,14 @@
 // decoder uses. The adapters and toolctx phrase their feedback here so that
 // a model reads the same words whichever SDK serves it.
 //
-// Every function takes the validator's own text (or error) and returns the
-// sentence; a text it does not recognise is kept as it is, with only its
-// JSON pointer turned into an argument path. The feedback describes the
+// What a validator found is read into [Problem]s (path, rule, expected,
+// got), and the message ([Message]) and the public detail ([Detail]) are
+// built from them alone: from encoding/json's structured errors, and from
+// the two validators' texts by taking only the parts whose shape is known
+// (a schema location, a keyword, a JSON kind, a limit), each checked
+// against what it can be. None of a validator's own words reach the client
+// (they print Go values, Go type names, package paths); a text that is not
+// recognised is a problem of rule "schema". The feedback describes the
 // caller's own arguments and the published schema, so it is public.
 package feedback
 
@@ -114,61 +119,17 @@ func schemaPath(loc string) string {
 
 var (
 	sdkLocation = regexp.MustCompile(`^validating (\S+): `)
-	sdkType     = regexp.MustCompile(`^type: .* has type "(\w+)", want "(\w+)"$`)
 	quoted      = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
-	sdkBound    = regexp.MustCompile(`^(minimum|maximum|exclusiveMinimum|exclusiveMaximum): .* (?:less|greater) than (?:or equal to )?(\S+)$`)
-	sdkLength   = regexp.MustCompile(`^(minLength|maxLength): .* (?:fewer|more) than (\d+)$`)
 )
 
 // GoSDK phrases the text of a validation error of google/jsonschema-go, the
 // validator of go-sdk ("validating root: validating /properties/b: type:
 // <invalid reflect.Value> has type \"null\", want \"number\"" is
-// "b: expected a number, got null").
+// "b: expected a number, got null"), from its [GoSDKProblems]: none of the
+// text's own words but its schema's property names, keywords, JSON kinds
+// and limits reach the sentence.
 func GoSDK(msg string) string {
-	loc := "root"
-	for {
-		m := sdkLocation.FindStringSubmatch(msg)
-		if m == nil {
-			break
-		}
-		loc, msg = m[1], msg[len(m[0]):]
-	}
-	path := schemaPath(loc)
-	if m := sdkType.FindStringSubmatch(msg); m != nil {
-		return Sentence(path, Expected(m[2], m[1]))
-	}
-	if rest, ok := strings.CutPrefix(msg, "required: missing properties: "); ok {
-		return each(path, rest, "required, but missing")
-	}
-	if rest, ok := strings.CutPrefix(msg, "unexpected additional properties "); ok {
-		return each(path, rest, "not an argument of this tool")
-	}
-	if m := sdkBound.FindStringSubmatch(msg); m != nil {
-		limit := m[2]
-		if f, err := strconv.ParseFloat(limit, 64); err == nil {
-			limit = strconv.FormatFloat(f, 'g', -1, 64)
-		}
-		words := map[string]string{"minimum": "at least", "maximum": "at most",
-			"exclusiveMinimum": "greater than", "exclusiveMaximum": "less than"}[m[1]]
-		return Sentence(path, "must be "+words+" "+limit)
-	}
-	if m := sdkLength.FindStringSubmatch(msg); m != nil {
-		words := map[string]string{"minLength": "at least", "maxLength": "at most"}[m[1]]
-		return Sentence(path, "must be "+words+" "+m[2]+" characters long")
-	}
-	return Sentence(path, msg)
-}
-
-// each is "a: problem; b: problem" for the names quoted in list.
-func each(path, list, problem string) string {
-	var out []string
-	for _, m := range quoted.FindAllStringSubmatch(list, -1) {
-		out = append(out, Sentence(Join(path, m[1]), problem))
-	}
-	if len(out) == 0 {
-		return Sentence(path, problem+" "+list)
-	}
-	return strings.Join(out, "; ")
+	return sentences(GoSDKProblems(msg))
 }
 
 // MCPGoPrefix starts every input-validation feedback of mcp-go's
@@ -176,50 +137,16 @@ func each(path, list, problem string) string {
 const MCPGoPrefix = "input schema validation failed: "
 
 var (
-	goType     = regexp.MustCompile(`^&\{Got:(\S+) Want:\[([^\]]*)\]\}$`)
-	goMissing  = regexp.MustCompile(`^&\{Missing:\[([^\]]*)\]\}$`)
-	goExtra    = regexp.MustCompile(`^&\{Properties:\[([^\]]*)\]\}$`)
 	goLocation = regexp.MustCompile(`^(<root>|(?:/[^:]*)?): `)
 )
 
 // MCPGo phrases mcp-go's input-validation feedback ("input schema
 // validation failed: /b: &{Got:null Want:[number]}" is
-// "b: expected a number, got null"); its problems are separated by "; ".
-// A text without [MCPGoPrefix] is kept as it is.
+// "b: expected a number, got null"), from its [MCPGoProblems]; a text
+// without [MCPGoPrefix] (mcp-go's own decoding failure) is a fixed
+// sentence.
 func MCPGo(msg string) string {
-	rest, ok := strings.CutPrefix(msg, MCPGoPrefix)
-	if !ok {
-		return msg
-	}
-	var out []string
-	for _, part := range strings.Split(rest, "; ") {
-		m := goLocation.FindStringSubmatch(part)
-		if m == nil {
-			out = append(out, part)
-			continue
-		}
-		path, kind := Pointer(m[1]), part[len(m[0]):]
-		switch {
-		case goType.MatchString(kind):
-			k := goType.FindStringSubmatch(kind)
-			want := strings.Fields(k[2])
-			for i := range want {
-				want[i] = Article(want[i])
-			}
-			out = append(out, Sentence(path, "expected "+strings.Join(want, " or ")+", got "+Article(k[1])))
-		case goMissing.MatchString(kind):
-			for _, name := range strings.Fields(goMissing.FindStringSubmatch(kind)[1]) {
-				out = append(out, Sentence(Join(path, name), "required, but missing"))
-			}
-		case goExtra.MatchString(kind):
-			for _, name := range strings.Fields(goExtra.FindStringSubmatch(kind)[1]) {
-				out = append(out, Sentence(Join(path, name), "not an argument of this tool"))
-			}
-		default:
-			out = append(out, Sentence(path, "does not satisfy the input schema ("+strings.Trim(kind, "&{}")+")"))
-		}
-	}
-	return strings.Join(out, "; ")
+	return sentences(MCPGoProblems(msg))
 }
 
 // JSON phrases an encoding/json error of decoding the arguments, and

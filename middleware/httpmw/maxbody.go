@@ -1,27 +1,28 @@
 package httpmw
 
 import (
-	"errors"
+	"bytes"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/toolmw/toolmw/errs"
-	"github.com/toolmw/toolmw/internal/httpwrap"
 )
 
 // MaxBodyBytes returns HTTP middleware that limits request bodies to n
-// bytes, with [http.MaxBytesReader].
+// bytes and reads them before the next handler does.
 //
 // A request whose Content-Length exceeds n is answered at once with 413
-// Request Entity Too Large, without calling the next handler. A body that
-// turns out larger while the next handler reads it (chunked, or a lying
-// Content-Length) makes the read fail; when the next handler then writes its
-// error response, its status is replaced by 413 (the streamable HTTP
-// transport answers with a JSON-RPC parse error naming the limit, in a 413
-// response). If the next handler wrote its header before reading too much,
-// the status stays as written. n must be positive: MaxBodyBytes panics at
-// construction otherwise.
+// Request Entity Too Large, without calling the next handler. Any other
+// body is read in full first (the SDKs' handlers read it in full anyway),
+// so that a read that fails is answered here with a fixed message and
+// never by the next handler, which would send the read error's text
+// (go-sdk's streamable HTTP handler does: "failed to read body: read tcp
+// 127.0.0.1:8080->...: i/o timeout", socket addresses included): a body
+// that turns out larger than n (chunked, or a lying Content-Length) is 413,
+// one that did not arrive before the server's read deadline is 408 Request
+// Timeout, and one that broke off is 400 Bad Request; the next handler is
+// not called. The next handler reads the body from memory. n must be
+// positive: MaxBodyBytes panics at construction otherwise.
 func MaxBodyBytes(n int64) func(http.Handler) http.Handler {
 	if n <= 0 {
 		panic(fmt.Sprintf("httpmw.MaxBodyBytes: the limit must be positive, got %d", n))
@@ -38,34 +39,13 @@ func MaxBodyBytes(n int64) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			lb := &limitedBody{}
-			hw, _ := httpwrap.Wrap(w, func(code int) int {
-				if lb.exceeded {
-					return http.StatusRequestEntityTooLarge
-				}
-				return code
-			})
-			lb.rc = http.MaxBytesReader(hw, r.Body, n)
+			body, ok := readBody(w, r, n)
+			if !ok {
+				return
+			}
 			r2 := r.WithContext(r.Context()) // a shallow copy
-			r2.Body = lb
-			next.ServeHTTP(hw, r2)
+			r2.Body = bufferedBody{bytes.NewReader(body)}
+			next.ServeHTTP(w, r2)
 		})
 	}
 }
-
-// limitedBody records that the limit was hit.
-type limitedBody struct {
-	rc       io.ReadCloser
-	exceeded bool
-}
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	var mbe *http.MaxBytesError
-	if err != nil && errors.As(err, &mbe) {
-		b.exceeded = true
-	}
-	return n, err
-}
-
-func (b *limitedBody) Close() error { return b.rc.Close() }

@@ -191,7 +191,7 @@ func assertNoCanary(t *testing.T, span sdktrace.ReadOnlySpan, msg string) {
 
 func checkHistogram(t *testing.T, fx fixture, s *server) {
 	t.Helper()
-	points := s.tel.histogram(t)
+	points := s.tel.waitHistogram(t, uint64(len(table))) // one measurement per call
 	require.Len(t, points, len(table), "%s: one series per row", fx.name)
 	for _, r := range table {
 		msg := fmt.Sprintf("%s %s", fx.name, r.name)

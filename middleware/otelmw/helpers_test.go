@@ -3,6 +3,7 @@ package otelmw_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -71,19 +72,55 @@ func (tel *telemetry) waitSpans(t testing.TB, n int) []sdktrace.ReadOnlySpan {
 // histogram returns the data points of mcp.server.operation.duration.
 func (tel *telemetry) histogram(t testing.TB) []metricdata.HistogramDataPoint[float64] {
 	t.Helper()
+	points, err := tel.collect()
+	require.NoError(t, err)
+	return points
+}
+
+// waitHistogram waits until mcp.server.operation.duration holds n
+// measurements in all and returns its data points. otelmw records a call's
+// measurement after it ends the call's span, so a test that has seen the
+// span end waits for the measurement too.
+func (tel *telemetry) waitHistogram(t testing.TB, n uint64) []metricdata.HistogramDataPoint[float64] {
+	t.Helper()
+	var (
+		points []metricdata.HistogramDataPoint[float64]
+		err    error
+		total  uint64
+	)
+	require.Eventually(t, func() bool {
+		points, err = tel.collect()
+		total = 0
+		for _, pt := range points {
+			total += pt.Count
+		}
+		return err != nil || total >= n
+	}, 30*time.Second, 5*time.Millisecond, "want %d measurements", n)
+	require.NoError(t, err)
+	return points
+}
+
+// collect returns the data points of mcp.server.operation.duration.
+func (tel *telemetry) collect() ([]metricdata.HistogramDataPoint[float64], error) {
 	var rm metricdata.ResourceMetrics
-	require.NoError(t, tel.reader.Collect(context.Background(), &rm), "collect")
+	if err := tel.reader.Collect(context.Background(), &rm); err != nil {
+		return nil, fmt.Errorf("collect: %w", err)
+	}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
 			if m.Name == "mcp.server.operation.duration" {
-				require.Equal(t, "s", m.Unit, "the histogram is in seconds")
+				if m.Unit != "s" {
+					return nil, fmt.Errorf("the histogram is in %q, not seconds", m.Unit)
+				}
 				h, ok := m.Data.(metricdata.Histogram[float64])
-				require.True(t, ok, "a float64 histogram, got %T", m.Data)
-				return h.DataPoints
+				if !ok {
+					return nil, fmt.Errorf("a float64 histogram, got %T", m.Data)
+				}
+				return h.DataPoints, nil
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // attrs returns a span's or point's attributes as a map.

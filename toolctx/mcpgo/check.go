@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // This file holds what the adapter checks inside the chain so that nothing
@@ -42,13 +42,8 @@ func checkEncodable(r *mcp.CallToolResult) error {
 	return marshals(r)
 }
 
-func marshals(v any) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("mcpgo: encode the tool result: %w", errs.NewPanicError(p))
-		}
-	}()
-	if _, err := json.Marshal(v); err != nil {
+func marshals(v any) error {
+	if _, err := adapter.Encode(v); err != nil {
 		return fmt.Errorf("mcpgo: encode the tool result: %w", err)
 	}
 	return nil
@@ -141,17 +136,12 @@ func plainValue(v any, depth int) bool {
 // schema as mcp-go does (through its JSON encoding, so struct tags and
 // MarshalJSON methods count). The error quotes the offending values: it is
 // a raw cause, for the server only.
-func validateStructured(sch *jsonschema.Schema, structured any) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("mcpgo: encode the structured content: %w", errs.NewPanicError(p))
-		}
-	}()
+func validateStructured(sch *jsonschema.Schema, structured any) error {
 	var raw []byte
 	if rm, ok := structured.(json.RawMessage); ok {
 		raw = rm
 	} else {
-		b, err := json.Marshal(structured)
+		b, err := adapter.Encode(structured)
 		if err != nil {
 			return fmt.Errorf("mcpgo: encode the structured content: %w", err)
 		}
@@ -269,7 +259,7 @@ func compileOutputSchema(name string, raw []byte) (*jsonschema.Schema, error) {
 // tool's output schema when the server validates outputs, as mcp-go would
 // after the middleware: its StructuredContent (what mcp-go checks) and its
 // RawStructuredContent (what mcp-go sends when set).
-func (a *adapter) checkNativeOutput(ctx context.Context, name string, r *mcp.CallToolResult) error {
+func (e *engine) checkNativeOutput(ctx context.Context, name string, r *mcp.CallToolResult) error {
 	if r.IsError || (r.StructuredContent == nil && len(r.RawStructuredContent) == 0) {
 		return nil
 	}
@@ -285,7 +275,7 @@ func (a *adapter) checkNativeOutput(ctx context.Context, name string, r *mcp.Cal
 	if raw == nil {
 		return nil
 	}
-	sch := a.schemas.get(name, raw)
+	sch := e.schemas.get(name, raw)
 	if sch == nil {
 		return nil
 	}
@@ -303,9 +293,9 @@ func (a *adapter) checkNativeOutput(ctx context.Context, name string, r *mcp.Cal
 // checkAnswer is what the adapter checks of any answer it gives mcp-go:
 // that mcp-go can encode it and, for a success on a server that validates
 // outputs, that it passes the tool's output schema.
-func (a *adapter) checkAnswer(ctx context.Context, name string, r *mcp.CallToolResult) error {
+func (e *engine) checkAnswer(ctx context.Context, name string, r *mcp.CallToolResult) error {
 	if err := checkEncodable(r); err != nil {
 		return err
 	}
-	return a.checkNativeOutput(ctx, name, r)
+	return e.checkNativeOutput(ctx, name, r)
 }

@@ -3,6 +3,7 @@ package mcpgo
 import (
 	"encoding/base64"
 	"maps"
+	"reflect"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -145,32 +146,25 @@ func fromMCP(r *mcp.CallToolResult) *toolctx.CallResult {
 }
 
 func contentFromMCP(c mcp.Content) toolctx.Content {
+	if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer {
+		// A pointer to a block: the block (mcp-go accepts either).
+		if v.IsNil() {
+			return nil
+		}
+		if d, ok := v.Elem().Interface().(mcp.Content); ok {
+			c = d
+		}
+	}
 	switch c := c.(type) {
 	case mcp.TextContent:
 		return &toolctx.Text{Text: c.Text, Annotations: annotationsFromMCP(c.Annotated), Meta: metaMap(c.Meta)}
-	case *mcp.TextContent:
-		if c != nil {
-			return contentFromMCP(*c)
-		}
 	case mcp.ImageContent:
 		return &toolctx.Image{Data: decode64(c.Data), MIMEType: c.MIMEType, Annotations: annotationsFromMCP(c.Annotated), Meta: metaMap(c.Meta)}
-	case *mcp.ImageContent:
-		if c != nil {
-			return contentFromMCP(*c)
-		}
 	case mcp.AudioContent:
 		return &toolctx.Audio{Data: decode64(c.Data), MIMEType: c.MIMEType, Annotations: annotationsFromMCP(c.Annotated), Meta: metaMap(c.Meta)}
-	case *mcp.AudioContent:
-		if c != nil {
-			return contentFromMCP(*c)
-		}
 	case mcp.ResourceLink:
 		return &toolctx.ResourceLink{URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType,
 			Size: c.Size, Annotations: annotationsFromMCP(c.Annotated), Meta: metaMap(c.Meta)}
-	case *mcp.ResourceLink:
-		if c != nil {
-			return contentFromMCP(*c)
-		}
 	case mcp.EmbeddedResource:
 		out := &toolctx.EmbeddedResource{Annotations: annotationsFromMCP(c.Annotated), Meta: metaMap(c.Meta)}
 		switch rc := c.Resource.(type) {
@@ -184,10 +178,6 @@ func contentFromMCP(c mcp.Content) toolctx.Content {
 			out.Resource = toolctx.ResourceContents{URI: rc.URI, MIMEType: rc.MIMEType, Blob: decode64(rc.Blob), Meta: rc.Meta}
 		}
 		return out
-	case *mcp.EmbeddedResource:
-		if c != nil {
-			return contentFromMCP(*c)
-		}
 	}
 	return nil
 }

@@ -46,12 +46,10 @@
 //     interceptor builds is checked again after the chain; one that fails
 //     then is answered with the generic failure and logged ([WithFallbackLogger]),
 //     the hooks having seen it as it was.
-//   - The chain runs on a coroutine of the adapter's own (iter.Pull's
-//     machinery, so no thread is woken for it): a runtime.Goexit in a
-//     handler or interceptor ends that call as the internal failure errs.NewPanicError(errs.ErrGoexit)
-//     (logged; the chain's After and Diagnostics report it from their
-//     defers) and neither kills one of mcp-go's stdio workers nor the
-//     in-process caller's goroutine.
+//   - The chain runs contained (see toolctx/adapter): a runtime.Goexit in
+//     a handler or interceptor ends that call as an internal failure and
+//     neither kills one of mcp-go's stdio workers nor the in-process
+//     caller's goroutine.
 //   - A handler's own JSON-RPC wire error (mcp.URLElicitationRequiredError,
 //     which mcp-go forwards to older clients with its code and data, or any
 //     error that renders itself as one) is that handler's failure: it is
@@ -111,7 +109,7 @@
 //
 // mcp-go does not expose the JSON-RPC request id to middleware, so
 // [toolctx.Request.CallID] is a generated correlation id
-// ([toolctx.NewCallID]). The transport is detected from mcp-go's session:
+// (adapter.NewCallID). The transport is detected from mcp-go's session:
 // in-process and streamable HTTP by what mcp-go exports
 // (*server.InProcessSession, server.SessionWithStreamableHTTPConfig), SSE
 // and stdio by the name of mcp-go's unexported session type, for want of

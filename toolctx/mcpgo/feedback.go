@@ -8,17 +8,13 @@ import (
 )
 
 // rephrase rewrites mcp-go's input-validation result res, which the client
-// is about to receive, so that its text says the feedback as sentences
-// about the arguments (internal/feedback), and returns the public error
-// for the chain: that text, with mcp-go's own in the detail under
-// "validator". Feedback that is not the schema validator's (mcp-go's
-// "invalid arguments: " decoding text) is kept as it is.
+// is about to receive, so that its text is sentences about the arguments
+// and not mcp-go's own (which prints the validator's Go values), and
+// returns the public error for the chain: that text, with the problems as
+// data in its detail (internal/feedback).
 func rephrase(res *mcp.CallToolResult, text string) *errs.Error {
-	s := feedback.MCPGo(text)
-	if s == text {
-		return errs.InvalidArguments(text)
-	}
-	msg := "invalid arguments: " + s
+	problems := feedback.MCPGoProblems(text)
+	msg := feedback.Message(problems)
 	res.Content = []mcp.Content{mcp.NewTextContent(msg)}
-	return errs.InvalidArguments(msg).WithDetail(map[string]any{"validator": text})
+	return errs.InvalidArguments(msg).WithDetail(feedback.Detail(problems))
 }

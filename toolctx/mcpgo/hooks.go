@@ -29,7 +29,8 @@ import (
 //     result the client gets too, as sentences about the arguments
 //     ("invalid arguments: b: expected a number, got null" for mcp-go's
 //     "input schema validation failed: /b: &{Got:null Want:[number]}"),
-//     and mcp-go's own text is the public detail "validator".
+//     and the public detail holds them as data ("problems": path, rule,
+//     expected, got), never mcp-go's own text.
 //
 // Both are public rejections: middleware.Diagnostics is not called, and an
 // audit row holds the code and the public message. The feedback is public:
@@ -72,31 +73,23 @@ func AddHooks(h *server.Hooks, m toolctx.Middleware, opts ...Option) {
 	if h == nil {
 		return
 	}
-	newAdapter(m, opts).addHooks(h, nil)
+	newEngine(m, opts).addHooks(h, nil)
 }
 
 // addHooks adds the rejection hooks to h. A non-nil s limits them to calls
-// to s (h may be shared between servers).
-//
-// Whether mcp-go rejected a call before the tool middleware is decided by
-// where the answer came from, never by what its text says. When the
-// adapter's own middleware serves the same server ([ServerOption]), a
+// to s (h may be shared between servers). With [ServerOption], a
 // BeforeCallTool hook opens a mark for the call (keyed by the call's
-// context, which mcp-go hands to the hooks and to the middleware alike), the
-// middleware sets it when the call enters the chain, and the AfterCallTool
-// and OnError hooks close it: a call that entered the chain is never a
-// rejection. Any answer that came through the adapter also carries
-// _meta[toolctx.ErrorMetaKey] on failure (the only kind the hooks look at),
-// which decides when the middleware belongs to another adapter value
-// ([Middleware] with [AddHooks]).
-func (a *adapter) addHooks(h *server.Hooks, s *server.MCPServer) {
-	if a.marks != nil {
+// context, which mcp-go hands to the hooks and to the middleware alike),
+// the middleware sets it when the call enters the chain, and the
+// AfterCallTool and OnError hooks close it (see AddHooks for the rest).
+func (e *engine) addHooks(h *server.Hooks, s *server.MCPServer) {
+	if e.marks != nil {
 		// A mark lives until the call's AfterCallTool or OnError hook;
 		// only a panic in mcp-go between the two (which ends the call
 		// without either) leaves one behind.
 		h.AddBeforeCallTool(func(ctx context.Context, _ any, _ *mcp.CallToolRequest) {
 			if forServer(ctx, s) && comparableContext(ctx) {
-				a.marks.Store(ctx, new(atomic.Bool))
+				e.marks.Store(ctx, new(atomic.Bool))
 			}
 		})
 	}
@@ -104,28 +97,28 @@ func (a *adapter) addHooks(h *server.Hooks, s *server.MCPServer) {
 		if method != mcp.MethodToolsCall || !forServer(ctx, s) {
 			return
 		}
-		if a.entered(ctx) || !errors.Is(err, server.ErrToolNotFound) {
+		if e.entered(ctx) || !errors.Is(err, server.ErrToolNotFound) {
 			return
 		}
 		r, ok := message.(*mcp.CallToolRequest)
 		if !ok || r == nil {
 			return
 		}
-		a.rejected(ctx, r, errs.UnknownTool(r.Params.Name))
+		e.rejected(ctx, r, errs.UnknownTool(r.Params.Name))
 	})
 	h.AddAfterCallTool(func(ctx context.Context, _ any, message *mcp.CallToolRequest, result any) {
-		if !forServer(ctx, s) || a.entered(ctx) {
+		if !forServer(ctx, s) || e.entered(ctx) {
 			return
 		}
 		res, ok := result.(*mcp.CallToolResult)
 		if !ok || res == nil || !res.IsError || message == nil {
 			return
 		}
-		feedback, ok := a.inputValidationFeedback(res)
+		feedback, ok := e.inputValidationFeedback(res)
 		if !ok {
 			return
 		}
-		a.rejected(ctx, message, rephrase(res, feedback))
+		e.rejected(ctx, message, rephrase(res, feedback))
 	})
 }
 
@@ -139,22 +132,22 @@ func comparableContext(ctx context.Context) bool {
 
 // markEntered records that the call of ctx entered the tool middleware, for
 // the adapter's own hooks.
-func (a *adapter) markEntered(ctx context.Context) {
-	if a.marks == nil || !comparableContext(ctx) {
+func (e *engine) markEntered(ctx context.Context) {
+	if e.marks == nil || !comparableContext(ctx) {
 		return
 	}
-	if v, ok := a.marks.Load(ctx); ok {
+	if v, ok := e.marks.Load(ctx); ok {
 		v.(*atomic.Bool).Store(true)
 	}
 }
 
 // entered closes the call's mark and reports whether the call entered the
 // tool middleware.
-func (a *adapter) entered(ctx context.Context) bool {
-	if a.marks == nil || !comparableContext(ctx) {
+func (e *engine) entered(ctx context.Context) bool {
+	if e.marks == nil || !comparableContext(ctx) {
 		return false
 	}
-	v, ok := a.marks.LoadAndDelete(ctx)
+	v, ok := e.marks.LoadAndDelete(ctx)
 	return ok && v.(*atomic.Bool).Load()
 }
 
@@ -165,23 +158,19 @@ func forServer(ctx context.Context, s *server.MCPServer) bool {
 // rejected runs the chain for a call mcp-go rejected before the tool
 // middleware, around a terminal handler that returns pub. The result is
 // discarded: mcp-go answers the client.
-func (a *adapter) rejected(ctx context.Context, r *mcp.CallToolRequest, pub *errs.Error) {
-	c := &call{ctx: ctx, reject: toolctx.ErrorResult(pub)}
-	fillRequest(&c.req, ctx, r, a.cfg.transport)
-	// mcp-go has answered the client: the chain may send nothing more.
-	c.notifier.gate.End()
-	_ = a.run(c)
+func (e *engine) rejected(ctx context.Context, r *mcp.CallToolRequest, pub *errs.Error) {
+	c := &call{e: e, reject: toolctx.ErrorResult(pub)}
+	fillRequest(&c.Request, ctx, r, e.cfg.Transport)
+	// mcp-go has answered the client: Observe sends nothing more.
+	_ = c.Observe(context.WithValue(ctx, callKey{}, c), e.cfg, e.handler)
 }
 
 // inputValidationFeedback returns the text of mcp-go's input-validation
 // result (mcp.NewToolResultError(err.Error()), the only isError result
 // mcp-go makes before the tool middleware), or false for a result that came
-// through the adapter. The hooks call it only for calls that did not enter
-// the middleware, as far as the marks tell: with [ServerOption] that is the
-// whole decision; otherwise (the middleware from another adapter value) a
-// failure the adapter answered is told by its _meta[toolctx.ErrorMetaKey].
-// What the text says is never looked at.
-func (a *adapter) inputValidationFeedback(r *mcp.CallToolResult) (string, bool) {
+// through the adapter (its _meta[toolctx.ErrorMetaKey] says so). What the
+// text says is never looked at.
+func (e *engine) inputValidationFeedback(r *mcp.CallToolResult) (string, bool) {
 	if !r.IsError || len(r.Content) != 1 {
 		return "", false
 	}

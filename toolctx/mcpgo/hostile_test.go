@@ -440,7 +440,7 @@ func TestHostileShapes(t *testing.T) {
 							}
 							// Every failure reaches the chain's hooks, an
 							// interceptor's result that cannot be sent too
-							// (toolctx.Sendable).
+							// (adapter.Sendable).
 							require.Len(t, rows, 1, what)
 							assert.True(t, rows[0].Outcome.Scrubbed, what)
 							assert.Equal(t, errs.CodeInternal, rows[0].Outcome.Public.Code, what)

@@ -62,20 +62,3 @@ func inputRequiredToMCP(r *toolctx.CallResult) *mcp.CallToolResult {
 	}
 	return out
 }
-
-// inputResponses returns the client's answers of a later round, each as the
-// JSON it sent, or nil.
-func inputResponses(m mcp.InputResponses) map[string]json.RawMessage {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]json.RawMessage, len(m))
-	for k, v := range m {
-		b, err := json.Marshal(v)
-		if err != nil {
-			continue // decoded from JSON: it encodes
-		}
-		out[k] = b
-	}
-	return out
-}

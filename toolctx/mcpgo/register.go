@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolmw/toolmw/internal/contain"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // ErrNilHandler is returned by [AddTool] for a nil handler.
@@ -35,7 +35,7 @@ var ErrNilHandler = errors.New("mcpgo: AddTool needs a non-nil handler")
 // raw cause included. When it has not, h still runs safely on its own: a
 // panic is recovered, the result is normalized with the options' normalizer
 // and only public fields are sent; no interceptor runs.
-func AddTool(s *server.MCPServer, tool mcp.Tool, h toolctx.Handler, opts ...Option) (err error) {
+func AddTool(s *server.MCPServer, tool mcp.Tool, h toolctx.Handler, opts ...Option) error {
 	if h == nil {
 		return ErrNilHandler
 	}
@@ -47,15 +47,9 @@ func AddTool(s *server.MCPServer, tool mcp.Tool, h toolctx.Handler, opts ...Opti
 		return err
 	}
 	r := &registered{cfg: newConfig(opts), h: h, name: tool.Name, out: out}
-	defer func() {
-		// mcp-go panics on a name registered as a task tool and on invalid
-		// header annotations; report either as an error.
-		if v := recover(); v != nil {
-			err = &errs.ToolSchemaError{Tool: tool.Name, Schema: errs.SchemaInput, Err: fmt.Errorf("mcp-go refused the tool: %v", v)}
-		}
-	}()
-	s.AddTool(tool, r.handle)
-	return nil
+	// mcp-go panics on a name registered as a task tool and on invalid
+	// header annotations: Register reports either as an error.
+	return adapter.Register("mcp-go", tool.Name, func() { s.AddTool(tool, r.handle) })
 }
 
 // checkSchemas compiles the schemas as the client sees them (the tool's
@@ -112,7 +106,7 @@ func compileSchema(tool, kind string, raw json.RawMessage, required bool) (*json
 }
 
 type registered struct {
-	cfg  config
+	cfg  *adapter.Config
 	h    toolctx.Handler
 	name string
 	// out is the tool's compiled output schema, or nil.
@@ -127,16 +121,14 @@ func (r *registered) handle(ctx context.Context, request mcp.CallToolRequest) (*
 		// it the result as it is, raw cause included, and answer the
 		// mcp-go middleware in between (if any) with the public
 		// conversion.
-		res, out := r.result(ctx, r.callRecovering(ctx, c.cur))
+		res, out := r.result(ctx, adapter.Native(func() *toolctx.CallResult { return r.h.CallTool(ctx, c.cur) }))
 		c.stash, c.stashFor = res, out
 		if !out.IsError {
 			c.checked = out
 		}
 		return out, nil
 	}
-	var req toolctx.Request
-	fillRequest(&req, ctx, &request, r.cfg.transport)
-	return r.alone(ctx, &request, &req), nil
+	return r.alone(ctx, &request), nil
 }
 
 // result checks a successful result of h as the client will get it: it
@@ -144,7 +136,7 @@ func (r *registered) handle(ctx context.Context, request mcp.CallToolRequest) (*
 // result that does not is replaced by a raw failure whose cause says why.
 // It returns the result for the chain and its public conversion.
 func (r *registered) result(ctx context.Context, res *toolctx.CallResult) (*toolctx.CallResult, *mcp.CallToolResult) {
-	norm := toolctx.Normalized(ctx, res, r.cfg.normalizer)
+	norm := toolctx.Normalized(ctx, res, r.cfg.Normalizer)
 	if res == nil {
 		res = norm
 	}
@@ -167,50 +159,27 @@ func (r *registered) result(ctx context.Context, res *toolctx.CallResult) (*tool
 		return res, out
 	}
 	res = toolctx.ErrorResult(fmt.Errorf("tool %q: %w", r.name, err))
-	return res, toMCP(toolctx.Normalized(ctx, res, r.cfg.normalizer))
+	return res, toMCP(toolctx.Normalized(ctx, res, r.cfg.Normalizer))
 }
 
-func (r *registered) callRecovering(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
-	defer func() {
-		if v := recover(); v != nil {
-			res = toolctx.ErrorResult(errs.NewPanicError(v))
-		}
-	}()
-	return r.h.CallTool(ctx, req)
+// alone runs h when no adapter is outside: the kit runs it contained and
+// answers for it (see adapter.Call.Serve).
+func (r *registered) alone(ctx context.Context, mreq *mcp.CallToolRequest) *mcp.CallToolResult {
+	c := &adapter.Call[*mcp.CallToolResult]{}
+	fillRequest(&c.Request, ctx, mreq, r.cfg.Transport)
+	s := new(sender)
+	s.init(ctx, mreq)
+	return c.Serve(ctx, r.cfg, r.h, aloneCodec{r}, s)
 }
 
-// alone runs h when no adapter is outside, contained (internal/contain),
-// and returns the answer for mcp-go. A runtime.Goexit in h ends h's
-// coroutine only (the call is then an internal failure, [errs.ErrGoexit])
-// and mcp-go's goroutine goes on; a panic in h, or in normalizing its result (the
-// cause's Is and As methods), is the generic failure too.
-func (r *registered) alone(ctx context.Context, mreq *mcp.CallToolRequest, req *toolctx.Request) *mcp.CallToolResult {
-	var res *toolctx.CallResult
-	var out *mcp.CallToolResult
-	n := new(notifier)
-	n.init(ctx, mreq)
-	hctx := toolctx.WithNotifier(ctx, n)
-	defer n.gate.End()
-	contain.Run(func() {
-		reserveStack()
-		returned := false
-		defer func() {
-			if !returned {
-				v := recover()
-				if v == nil {
-					v = errs.ErrGoexit
-				}
-				res = toolctx.ErrorResult(errs.NewPanicError(v))
-			}
-			defer func() {
-				if recover() != nil {
-					out = genericFailure(r.cfg.normalizer.GenericMessage)
-				}
-			}()
-			_, out = r.result(ctx, res)
-		}()
-		res = r.h.CallTool(hctx, req)
-		returned = true
-	})
-	return out
+// aloneCodec is the codec of a registered tool without an adapter outside.
+type aloneCodec struct{ r *registered }
+
+// Encode implements adapter.Codec.
+func (a aloneCodec) Encode(ctx context.Context, res *toolctx.CallResult) (*mcp.CallToolResult, error) {
+	_, out := a.r.result(ctx, res)
+	return out, nil
 }
+
+// Failure implements adapter.Codec.
+func (aloneCodec) Failure(pub errs.Public) *mcp.CallToolResult { return failureResult(pub) }

@@ -131,7 +131,7 @@ func TestRejectedBeforeMiddleware(t *testing.T) {
 						assert.Nil(t, errorMeta(got.result), "mcp-go's own result, not the adapter's")
 						message = text(got.result)
 						assert.Contains(t, message, "invalid arguments: ")
-						assert.Equal(t, map[string]any{"validator": text(want.result)}, o.Public.Detail, "mcp-go's own text, for the row")
+						assert.Equal(t, feedback.Detail(feedback.MCPGoProblems(text(want.result))), o.Public.Detail, "the problems as data")
 					}
 					assert.Equal(t, message, o.Public.Message)
 

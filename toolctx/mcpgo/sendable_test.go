@@ -25,7 +25,7 @@ func (m countingMarshaler) MarshalJSON() ([]byte, error) {
 }
 
 // TestSendableCheckedOnce: the check the chain's hooks make of an
-// interceptor's result (toolctx.Sendable) is the adapter's check: with
+// interceptor's result (adapter.Sendable) is the adapter's check: with
 // After and Diagnostics in the chain, the result is encoded as often as
 // with neither, and delivered.
 func TestSendableCheckedOnce(t *testing.T) {

@@ -3,7 +3,6 @@ package mcpgo
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // ErrNilServer is returned by [AddTaskTool] for a nil server.
@@ -70,17 +70,14 @@ func AddTaskTool(s *server.MCPServer, tool mcp.Tool, m toolctx.Middleware, h ser
 	if _, err := checkSchemas(&tool); err != nil {
 		return err
 	}
-	a := newAdapter(m, opts)
+	e := newEngine(m, opts)
 	name := tool.Name
 	links := &taskLinks{match: func(_ context.Context, r *mcp.CallToolRequest) bool { return r.Params.Name == name }}
-	defer func() {
-		// mcp-go panics on a name already registered as an ordinary tool
-		// and on invalid header annotations; report either as an error.
-		if v := recover(); v != nil {
-			err = &errs.ToolSchemaError{Tool: tool.Name, Schema: errs.SchemaInput, Err: fmt.Errorf("mcp-go refused the task tool: %v", v)}
-		}
-	}()
-	s.AddTaskTool(tool, a.taskHandler(h, links))
+	// mcp-go panics on a name already registered as an ordinary tool and
+	// on invalid header annotations: Register reports either as an error.
+	if err := adapter.Register("mcp-go", tool.Name, func() { s.AddTaskTool(tool, e.taskHandler(h, links)) }); err != nil {
+		return err
+	}
 	hooks := s.GetHooks()
 	if hooks == nil {
 		hooks = &server.Hooks{}
@@ -91,7 +88,7 @@ func AddTaskTool(s *server.MCPServer, tool mcp.Tool, m toolctx.Middleware, h ser
 }
 
 // taskHandler is the mcp-go task handler that runs the chain around h.
-func (a *adapter) taskHandler(h server.TaskToolHandlerFunc, links *taskLinks) server.TaskToolHandlerFunc {
+func (e *engine) taskHandler(h server.TaskToolHandlerFunc, links *taskLinks) server.TaskToolHandlerFunc {
 	next := func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		r, err := h(ctx, request)
 		if err != nil || r == nil {
@@ -102,11 +99,9 @@ func (a *adapter) taskHandler(h server.TaskToolHandlerFunc, links *taskLinks) se
 	return func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
 		ctx, id, end := links.begin(ctx, request.Params.Task)
 		defer end()
-		c := &call{ctx: ctx, mreq: request, next: next, answer: true, a: a}
-		fillRequest(&c.req, ctx, &request, a.cfg.transport)
-		c.req.TaskID = id
-		a.run(c)
-		out := c.out
+		// The task's notifications are not sent: the sender has no
+		// context (mcp-go's has ended with the tools/call).
+		out := e.serve(ctx, &call{e: e, mreq: request, next: next}, id)
 		return &mcp.CreateTaskResult{Result: out.Result, Content: out.Content, StructuredContent: out.StructuredContent, IsError: out.IsError}, nil
 	}
 }

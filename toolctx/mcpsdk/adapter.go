@@ -5,85 +5,39 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolmw/toolmw/errs"
-	"github.com/toolmw/toolmw/internal/contain"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // methodCallTool is the MCP method the adapter intercepts. Every other method
 // goes straight to the SDK.
 const methodCallTool = "tools/call"
 
-// Option configures [Middleware], [Install], [AddTool] and [AddTypedTool].
-type Option func(*config)
+// Option configures [Middleware], [Install], [AddTool] and [AddTypedTool]:
+// the kit's options (see package toolctx/adapter), re-exported.
+type Option = adapter.Option
 
-type config struct {
-	transport  toolctx.Transport
-	fallback   *slog.Logger
-	normalizer errs.Normalizer
-	// noSchemaCache turns the input-schema cache off (tests and
-	// benchmarks compare with it).
-	noSchemaCache bool
-}
+// The options, as [adapter.WithTransport], [adapter.WithNormalizer] and
+// [adapter.WithFallbackLogger] describe them. The SDK does not tell a
+// handler which transport a call came on: the adapter detects streamable
+// HTTP (the one transport that sets the request's Extra) and SSE behind
+// [SSE]; every other call gets WithTransport's, or
+// [toolctx.TransportUnknown]. Use one server (and one Install) per
+// transport when the distinction matters.
+var (
+	WithTransport      = adapter.WithTransport
+	WithNormalizer     = adapter.WithNormalizer
+	WithFallbackLogger = adapter.WithFallbackLogger
+)
 
-func newConfig(opts []Option) *config {
-	c := &config{transport: toolctx.TransportUnknown}
-	for _, o := range opts {
-		if o != nil {
-			o(c)
-		}
-	}
-	return c
-}
-
-func (c *config) logger() *slog.Logger {
-	if c.fallback != nil {
-		return c.fallback
-	}
-	return slog.Default()
-}
-
-// WithTransport names the transport the server is connected with, for
-// [toolctx.Request.Transport]. The SDK does not tell a handler which
-// transport a call came on, so the adapter detects only streamable HTTP (the
-// one transport that sets the request's Extra) and SSE behind [SSE]; every
-// other call gets t,
-// or [toolctx.TransportUnknown] without this option. Use one server (and one
-// Install) per transport when the distinction matters:
-//
-//	mcpsdk.Install(server, chain.Middleware(), mcpsdk.WithTransport(toolctx.TransportStdio))
-func WithTransport(t toolctx.Transport) Option {
-	return func(c *config) {
-		if t != "" {
-			c.transport = t
-		}
-	}
-}
-
-// WithNormalizer sets the rules the adapter applies to failures that reach
-// it unnormalized (the chain has no middleware.Normalize, or a failure
-// arises outside it). Use the same normalizer as the chain's
-// middleware.Normalize. Default: errs.Normalizer{}.
-func WithNormalizer(n errs.Normalizer) Option {
-	return func(c *config) { c.normalizer = n }
-}
-
-// WithFallbackLogger sets where the adapter reports a panic that escaped the
-// whole chain (no middleware.Recover in it), a runtime.Goexit during a call,
-// and a result the chain returned that cannot be encoded: the value and the
-// stack are logged there, server-side, and the client gets the generic
-// message.
-// (Put middleware.Recover innermost in the chain so that the chain's own
-// hooks see panics as failures.)
-// Default: slog.Default().
-func WithFallbackLogger(l *slog.Logger) Option {
-	return func(c *config) { c.fallback = l }
+func newConfig(opts []Option) *adapter.Config {
+	return adapter.NewConfig("toolmw/mcpsdk", opts...)
 }
 
 // Install adds [Middleware](m, opts...) to s as a receiving middleware. Call
@@ -134,17 +88,22 @@ func Install(s *mcp.Server, m toolctx.Middleware, opts ...Option) {
 // rules) and written back with public fields only; a failure carries its
 // code and public detail under _meta[[toolctx.ErrorMetaKey]]. A successful
 // result the chain did not replace goes back exactly as the SDK produced it.
-// The chain runs on a coroutine of its own (iter.Pull's machinery: no
-// thread is woken for it): a panic that escapes it is
-// recovered as a last resort, and a runtime.Goexit in it ends the call as
-// an internal failure (see [WithFallbackLogger]). When the client cancelled the call, the SDK still
-// writes a response; the adapter makes it a content-free canceled result,
-// whatever the handler returned late.
+// The chain runs contained, as [adapter.Call.Serve] describes: a panic
+// that escapes it is recovered as a last resort, a runtime.Goexit in it
+// ends the call as an internal failure (see [WithFallbackLogger]), and a
+// call the client cancelled gets a content-free canceled result (the SDK
+// writes a response even then), whatever the handler returned late.
 func Middleware(m toolctx.Middleware, opts ...Option) mcp.Middleware {
+	return middleware(m, true, opts)
+}
+
+// middleware is Middleware, with the input-schema cache or without it
+// (tests and benchmarks compare).
+func middleware(m toolctx.Middleware, cache bool, opts []Option) mcp.Middleware {
 	cfg := newConfig(opts)
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		t := terminal{next: next}
-		if !cfg.noSchemaCache {
+		if cache {
 			t.schemas = new(schemaCache)
 		}
 		var h toolctx.Handler = t
@@ -159,7 +118,13 @@ func Middleware(m toolctx.Middleware, opts ...Option) mcp.Middleware {
 			if !ok || sreq == nil || sreq.Params == nil {
 				return next(ctx, method, req)
 			}
-			return cfg.serve(ctx, h, sreq)
+			c := &call{sdk: sreq, cfg: cfg, sender: sender{sdkCtx: ctx, sreq: sreq}}
+			chainCtx := context.WithValue(fill(cfg, ctx, &c.Request, sreq), callKey{}, c)
+			r := c.Serve(chainCtx, cfg, h, c, &c.sender)
+			if r.proto != nil {
+				return nil, r.proto
+			}
+			return r.out, nil
 		}
 	}
 }
@@ -168,40 +133,23 @@ type callKey struct{}
 
 type invocationKey struct{}
 
-// call is the adapter's state for one tools/call. The chain runs in ctx
-// carrying the call under callKey and as the chain's
-// toolctx.ResultChecker (see run).
+// call is the adapter's state for one tools/call, in the chain's context
+// under callKey.
 type call struct {
-	ctx context.Context // the SDK's, as fill returned it
-	req toolctx.Request
-	sdk *mcp.CallToolRequest
-
-	// notifier is the call's toolctx.Notifier, in the chain's context.
-	notifier notifier
+	adapter.Call[reply]
+	cfg    *adapter.Config
+	sdk    *mcp.CallToolRequest
+	sender sender
 
 	runs  atomic.Int32
 	first invocation                 // the terminal's first run, without an allocation
 	last  atomic.Pointer[invocation] // the terminal's latest run
-
-	// The chain's run, contained (see run).
-	h         toolctx.Handler
-	cfg       *config
-	out       mcp.Result       // what the SDK gets
-	outErr    error            // (a protocol error)
-	escaped   *errs.PanicError // or the panic or Goexit that ended run
-	finishing bool             // run was in finish when it ended so
-
-	// checked is the last result CheckResult encoded (for the chain's
-	// hooks, through toolctx.Sendable), so that finish does not encode it
-	// again.
-	checked atomic.Pointer[checkedResult]
 }
 
-// checkedResult is a chain's result as the adapter encoded it for the SDK.
-type checkedResult struct {
-	res *toolctx.CallResult
-	out *mcp.CallToolResult
-	err error
+// reply is what the SDK gets: a result, or a protocol error passed through.
+type reply struct {
+	out   *mcp.CallToolResult
+	proto *jsonrpc.Error
 }
 
 // invocation is one run of the terminal handler (a retrying interceptor may
@@ -235,149 +183,29 @@ var (
 	errNilSDKResult = errors.New("mcpsdk: the SDK returned neither a result nor an error")
 )
 
-func (cfg *config) serve(ctx context.Context, h toolctx.Handler, sreq *mcp.CallToolRequest) (result mcp.Result, err error) {
-	c := &call{sdk: sreq, h: h, cfg: cfg}
-	c.ctx = cfg.fill(ctx, &c.req, sreq)
-	c.notifier.sdkCtx, c.notifier.sreq = ctx, sreq
-	if v, escaped := contain.Run(c.run); escaped {
-		c.escaped = escapedPanic(v)
-	}
-	// The chain has returned: nothing more is sent about the call (a
-	// goroutine the handler left behind gets toolctx.ErrCallEnded).
-	c.notifier.gate.End()
-	if c.escaped == nil {
-		return c.out, c.outErr
-	}
-	cfg.logEscaped(ctx, &c.req, c.escaped, true)
-	if c.finishing {
-		// Encoding what the chain returned panicked or called Goexit.
-		return failureResult(errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}), nil
-	}
-	defer func() {
-		// finish runs on the SDK's goroutine here, where a panic would
-		// end the server: the last resort.
-		if v := recover(); v != nil {
-			cfg.logEscaped(ctx, &c.req, errs.NewPanicError(v), true)
-			result, err = failureResult(errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}), nil
-		}
-	}()
-	return cfg.finish(ctx, c, toolctx.ErrorResult(c.escaped))
-}
-
-// run runs the chain for c, and turns its result into the SDK's, contained
-// (serve calls it through internal/contain), because a runtime.Goexit in
-// the chain (what t.FailNow does), or in a MarshalJSON the result's
-// encoding calls, cannot be stopped: it would end the SDK's goroutine for
-// the request, which then never answers, and on HTTP keeps the session
-// from closing. Contained, it ends only run's coroutine, and serve records
-// it. A panic that escaped the chain (no middleware.Recover in it) is
-// recorded the same way.
-func (c *call) run() {
-	growStack()
-	chainCtx := toolctx.WithResultChecker(context.WithValue(c.ctx, callKey{}, c), c)
-	res := c.h.CallTool(toolctx.WithNotifier(chainCtx, &c.notifier), &c.req)
-	c.finishing = true
-	c.out, c.outErr = c.cfg.finish(c.ctx, c, res)
-}
-
-// escapedPanic is the cause of a contained function (contain.Run) that
-// ended without returning: v is what recover returned, nil for a Goexit.
-// (A panic(nil) recovers as a *runtime.PanicNilError since Go 1.21; under
-// GODEBUG=panicnil=1 it is taken for a Goexit, which ends the same way.)
-func escapedPanic(v any) *errs.PanicError {
-	if v == nil {
-		v = errs.ErrGoexit
-	}
-	return errs.NewPanicError(v)
-}
-
-// logEscaped reports a panic or Goexit that escaped the whole chain to the
-// fallback logger, with its stack: the chain's own hooks may not have seen
-// it.
-func (cfg *config) logEscaped(ctx context.Context, req *toolctx.Request, pe *errs.PanicError, inChain bool) {
-	msg := "toolmw/mcpsdk: a panic escaped the middleware chain; add middleware.Recover to the chain"
-	if !inChain {
-		msg = "toolmw/mcpsdk: a tool panicked"
-	}
-	if pe.Value == errs.ErrGoexit {
-		msg = "toolmw/mcpsdk: runtime.Goexit was called during a tool call; the call ends as an internal failure"
-	}
-	cfg.logger().ErrorContext(ctx, msg, "panic", pe.Error(), "call", toolctx.DetailsOf(req), "stack", string(pe.Stack))
-}
-
-func (cfg *config) finish(ctx context.Context, c *call, res *toolctx.CallResult) (mcp.Result, error) {
-	if cerr := ctx.Err(); cerr != nil {
-		// The client cancelled (or the request's own deadline passed): the
-		// SDK writes a response anyway, so it carries nothing of the call.
-		pub, _ := errs.Normalize(cerr)
-		return failureResult(pub), nil
-	}
+// Encode implements adapter.Codec: what the SDK gets for the chain's
+// result res. The terminal's own results were encoded by the terminal.
+func (c *call) Encode(ctx context.Context, res *toolctx.CallResult) (reply, error) {
 	inv := c.last.Load()
-	if inv != nil && res != nil {
-		if inv.proto != nil && res.IsError && res.Cause() == error(inv.proto) {
-			return nil, inv.proto.wire
-		}
-		if inv.passed != nil && res == inv.passed {
-			return inv.sdkResult, nil // encoded by the terminal
-		}
-		if inv.wire != nil && res == inv.wireFor {
-			return inv.wire, nil // encoded by the terminal
-		}
-	}
-	var out *mcp.CallToolResult
-	var err error
-	if m := c.checked.Load(); m != nil && m.res == res {
-		out, err = m.out, m.err // encoded for the chain's hooks already
-	} else {
-		out, err = c.encodeAnswer(inv, res)
-	}
-	if err != nil {
-		// A result an interceptor made (or a public detail) that cannot be
-		// encoded, which no hook in the chain checked (toolctx.Sendable):
-		// this is the last place to keep the call from hanging.
-		cfg.logger().ErrorContext(ctx, "toolmw/mcpsdk: the chain's result cannot be encoded; the client gets an internal failure",
-			"error", err.Error(), "call", toolctx.DetailsOf(&c.req))
-		pub, _ := errs.Normalize(err)
-		return failureResult(pub), nil
-	}
-	return out, nil
-}
-
-// encodeAnswer is what the SDK gets for the chain's result res (not one
-// the terminal encoded already): its normalized public fields, encoded.
-func (c *call) encodeAnswer(inv *invocation, res *toolctx.CallResult) (*mcp.CallToolResult, error) {
 	var shell *mcp.CallToolResult
 	if inv != nil {
+		switch {
+		case res == nil:
+		case inv.proto != nil && res.IsError && res.Cause() == error(inv.proto):
+			return reply{proto: inv.proto.wire}, nil
+		case inv.passed != nil && res == inv.passed:
+			return reply{out: inv.sdkResult}, nil
+		case inv.wire != nil && res == inv.wireFor:
+			return reply{out: inv.wire}, nil
+		}
 		shell = inv.sdkResult
 	}
-	return wireResult(shell, toolctx.Normalized(c.ctx, res, c.cfg.normalizer))
+	out, err := wireResult(shell, toolctx.Normalized(ctx, res, c.cfg.Normalizer))
+	return reply{out: out}, err
 }
 
-// CheckResult implements toolctx.ResultChecker for the chain's hooks: it
-// returns why the SDK could not send res, encoding it as finish would (once:
-// finish reuses the encoding). The terminal's own results are checked by
-// the terminal already. Normalizing calls the cause's methods, which may
-// panic: that is returned as the reason.
-func (c *call) CheckResult(res *toolctx.CallResult) (err error) {
-	if m := c.checked.Load(); m != nil && m.res == res {
-		return m.err
-	}
-	inv := c.last.Load()
-	if inv != nil && res != nil {
-		if (inv.proto != nil && res.IsError && res.Cause() == error(inv.proto)) ||
-			(inv.passed != nil && res == inv.passed) || (inv.wire != nil && res == inv.wireFor) {
-			return nil
-		}
-	}
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("%w: %w", errUnencodable, errs.NewPanicError(v))
-		}
-	}()
-	out, err := c.encodeAnswer(inv, res)
-	c.checked.Store(&checkedResult{res: res, out: out, err: err})
-	return err
-}
+// Failure implements adapter.Codec.
+func (*call) Failure(pub errs.Public) reply { return reply{out: failureResult(pub)} }
 
 // encode checks that res, which the terminal is about to hand the chain,
 // can be sent, and encodes its structured content once for the SDK (see
@@ -417,13 +245,13 @@ type terminal struct {
 	schemas *schemaCache
 }
 
-func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
+func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 	c, _ := ctx.Value(callKey{}).(*call)
 	if c == nil {
 		return toolctx.ErrorResult(errLostCall)
 	}
 	sreq := c.sdk
-	if req != &c.req && (!bytes.Equal(req.Arguments, c.req.Arguments) || req.RequestState != c.req.RequestState) {
+	if req != &c.Request && (!bytes.Equal(req.Arguments, c.Request.Arguments) || req.RequestState != c.Request.RequestState) {
 		// An interceptor passed a request with other arguments, or
 		// another request state (one it unsealed): the tool gets those.
 		p := *sreq.Params
@@ -438,15 +266,12 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) (res *tool
 		inv = new(invocation) // a retry, perhaps concurrent with the first run
 	}
 	inv.req = req
-	defer func() {
-		if v := recover(); v != nil {
-			res = toolctx.ErrorResult(errs.NewPanicError(v))
-		}
-		c.last.Store(inv)
-	}()
 	ictx := context.WithValue(ctx, invocationKey{}, inv)
-	out, err := t.next(ictx, methodCallTool, sreq)
-	res = inv.encode(ctx, inv.convert(ictx, t, sreq, out, err))
+	res := adapter.Native(func() *toolctx.CallResult {
+		out, err := t.next(ictx, methodCallTool, sreq)
+		return inv.encode(ctx, inv.convert(ictx, t, sreq, out, err))
+	})
+	c.last.Store(inv)
 	if cerr := ctx.Err(); cerr != nil && (res == nil || res.Cause() == nil) {
 		// The call was cancelled or ran out of time while the SDK ran it:
 		// a late success (or a handler's own isError result) is replaced
@@ -521,19 +346,22 @@ func (inv *invocation) convert(ctx context.Context, t terminal, sreq *mcp.CallTo
 // call's identity and request id, or none, so that toolctx.IdentityFrom and
 // RequestIDFrom in the chain agree with r and are never the session
 // creator's.
-func (cfg *config) fill(ctx context.Context, r *toolctx.Request, sreq *mcp.CallToolRequest) context.Context {
+func fill(cfg *adapter.Config, ctx context.Context, r *toolctx.Request, sreq *mcp.CallToolRequest) context.Context {
 	p := sreq.Params
 	r.Tool = p.Name
 	r.Arguments = p.Arguments
-	r.CallID = toolctx.NewCallID()
-	r.Transport = cfg.transport
+	r.CallID = adapter.NewCallID()
+	r.Transport = cfg.Transport
+	if r.Transport == "" {
+		r.Transport = toolctx.TransportUnknown
+	}
 	if sreq.Session != nil {
 		r.SessionID = sreq.Session.ID()
 	}
 	if len(p.Meta) > 0 {
 		r.Meta = p.Meta
 	}
-	r.InputResponses, r.RequestState = inputResponses(p.InputResponses), p.RequestState
+	r.InputResponses, r.RequestState = adapter.RawValues(p.InputResponses), p.RequestState
 	ctxIsPerRequest := true
 	if ex := sreq.Extra; ex != nil {
 		// Only the streamable HTTP transport sets Extra.

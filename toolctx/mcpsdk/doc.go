@@ -93,11 +93,9 @@
 //     client refuses an event over mcp.DefaultMaxEventSize (16 MiB) and
 //     closes its session, so bound results with middleware.MaxResultBytes
 //     there.
-//   - The chain runs on a coroutine of its own (iter.Pull's machinery, so
-//     no thread is woken for it), so that a runtime.Goexit in it (what
-//     t.FailNow does) ends only that coroutine: the call is an
-//     internal failure whose cause is errs.NewPanicError(errs.ErrGoexit),
-//     and the server goes on as it was.
+//   - The chain runs contained (see toolctx/adapter): a runtime.Goexit in
+//     it (what t.FailNow does) ends the call as an internal failure, and
+//     the server goes on as it was.
 //   - A multi-round-trip request's input-required result (protocol
 //     2026-07-28), a native handler's InputRequests and RequestState or a
 //     toolmw handler's [toolctx.InputRequiredResult], reaches the chain as

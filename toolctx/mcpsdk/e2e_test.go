@@ -82,7 +82,8 @@ type fixture struct {
 	session   *mcp.ClientSession
 	received  *capture
 	records   func() []record
-	heard     *heard // the notifications the client received
+	changed   func() <-chan struct{} // closed at the next record; nil: poll records
+	heard     *heard                 // the notifications the client received
 }
 
 type transportKind struct {
@@ -118,7 +119,7 @@ func connectInMemory(t testing.TB) *fixture {
 	cs, err := hd.client().Connect(ctx, &mcp.IOTransport{Reader: tee(c2, cap), Writer: c2}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
-	return &fixture{name: "in-memory", transport: toolctx.TransportInMemory, session: cs, received: cap, records: rec.snapshot, heard: hd}
+	return &fixture{name: "in-memory", transport: toolctx.TransportInMemory, session: cs, received: cap, records: rec.snapshot, changed: rec.changed, heard: hd}
 }
 
 func connectHTTP(t testing.TB, stateless bool) *fixture {
@@ -139,7 +140,7 @@ func connectHTTP(t testing.TB, stateless bool) *fixture {
 	if stateless {
 		name = "http-stateless"
 	}
-	return &fixture{name: name, transport: toolctx.TransportStreamableHTTP, session: cs, received: cap, records: rec.snapshot, heard: hd}
+	return &fixture{name: name, transport: toolctx.TransportStreamableHTTP, session: cs, received: cap, records: rec.snapshot, changed: rec.changed, heard: hd}
 }
 
 // connectSSE serves over the SDK's SSE transport (the 2024-11-05 HTTP
@@ -157,7 +158,7 @@ func connectSSE(t testing.TB) *fixture {
 	}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close(); srv.CloseClientConnections(); srv.Close() })
-	return &fixture{name: "sse", transport: toolctx.TransportSSE, session: cs, received: cap, records: rec.snapshot, heard: hd}
+	return &fixture{name: "sse", transport: toolctx.TransportSSE, session: cs, received: cap, records: rec.snapshot, changed: rec.changed, heard: hd}
 }
 
 // connectStdio runs the server as a subprocess (this test binary, re-executed)
@@ -211,16 +212,38 @@ func connectStdio(t testing.TB) *fixture {
 // waitRecords polls until pred holds for the records, or fails.
 func (f *fixture) waitRecords(t testing.TB, pred func([]record) bool) []record {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	recs, ok := f.awaitRecords(pred)
+	if !ok {
+		t.Fatalf("%s: records never matched; have %d: %+v", f.name, len(recs), tail(recs, 10))
+	}
+	return recs
+}
+
+// awaitRecords waits until pred holds of the records, woken by each new
+// record (in memory) or polling a server process's file, for a minute at
+// most (a generous bound, for a loaded machine); ok is false then.
+func (f *fixture) awaitRecords(pred func([]record) bool) (recs []record, ok bool) {
+	deadline := time.NewTimer(time.Minute)
+	defer deadline.Stop()
 	for {
-		recs := f.records()
+		var next <-chan struct{}
+		if f.changed != nil {
+			next = f.changed() // before reading: no record slips between
+		}
+		recs = f.records()
 		if pred(recs) {
-			return recs
+			return recs, true
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: records never matched; have %d: %+v", f.name, len(recs), tail(recs, 10))
+		var poll <-chan time.Time
+		if next == nil {
+			poll = time.After(5 * time.Millisecond)
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-next:
+		case <-poll:
+		case <-deadline.C:
+			return recs, false
+		}
 	}
 }
 

@@ -1,7 +1,6 @@
 package mcpsdk
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // The SDK encodes a tool's result only when it writes the response, after
@@ -34,24 +33,15 @@ var errUnencodable = errors.New("mcpsdk: the tool's result cannot be encoded as 
 // or panic the second time is not called again. It returns r itself when
 // there was nothing to encode, or a copy; it never changes r or anything r
 // points to. A panic in a MarshalJSON method is returned as an error
-// holding an [*errs.PanicError].
-func encodeResult(r *mcp.CallToolResult) (out *mcp.CallToolResult, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			out, err = nil, fmt.Errorf("%w: %w", errUnencodable, errs.NewPanicError(v))
-		}
-	}()
+// holding an [*errs.PanicError] (see adapter.Encode).
+func encodeResult(r *mcp.CallToolResult) (*mcp.CallToolResult, error) {
 	meta, err := encodeMeta(r.Meta)
 	if err != nil {
 		return nil, fmt.Errorf("%w: _meta: %w", errUnencodable, err)
 	}
 	if r.InputRequests != nil {
 		// An input-required result goes out as it is; it must encode.
-		b, err := json.Marshal(r.InputRequests)
-		if err == nil {
-			err = checkDepth(b)
-		}
-		if err != nil {
+		if _, err := adapter.Encode(r.InputRequests); err != nil {
 			return nil, fmt.Errorf("%w: input requests: %w", errUnencodable, err)
 		}
 	}
@@ -92,19 +82,9 @@ func encodeValue(v any) (json.RawMessage, error) {
 		if raw != nil && !json.Valid(raw) {
 			return nil, errors.New("the json.RawMessage is not valid JSON")
 		}
-		return nil, checkDepth(raw)
+		return nil, adapter.CheckDepth(raw)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	b := bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
-	if err := checkDepth(b); err != nil {
-		return nil, err
-	}
-	return json.RawMessage(b), nil
+	return adapter.Encode(v)
 }
 
 // encodeStructured encodes structured content: as encodeValue, and a
@@ -138,41 +118,6 @@ func encodeMeta(m map[string]any) (mcp.Meta, error) {
 	return out, nil
 }
 
-// maxDepth is how deep a value in a result may nest. The SDK's decoder
-// refuses a message that nests deeper than 1000 objects and arrays
-// (internal/json, defaultMaxDepth), and its client then closes the
-// session; a value sits at most 6 levels down in the message (the
-// message, the result, the content list, a block, its resource, its
-// _meta).
-const maxDepth = 1000 - 6
-
-// checkDepth fails if the JSON b nests deeper than maxDepth.
-func checkDepth(b []byte) error {
-	depth, inString, escaped := 0, false, false
-	for _, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			if depth++; depth > maxDepth {
-				return fmt.Errorf("the value nests deeper than %d levels, more than MCP clients decode", maxDepth)
-			}
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return nil
-}
-
 // encodeContent returns a copy of content blocks with every _meta encoded
 // (encodeMeta), or nil when no block has one. It also checks what else can
 // fail: the annotations' priority (a float), and every field of a kind the
@@ -180,17 +125,14 @@ func checkDepth(b []byte) error {
 // again by the SDK). Texts, data and URIs always encode.
 func encodeContent(cs []mcp.Content) ([]mcp.Content, error) {
 	var out []mcp.Content
-	set := func(i int, c mcp.Content) {
-		if out == nil {
-			out = append(make([]mcp.Content, 0, len(cs)), cs...)
-		}
-		out[i] = c
-	}
 	for i, c := range cs {
+		// meta is the block's _meta; with copies the block with its _meta
+		// encoded (m, when not nil); force: copy it even when m is nil.
 		var (
-			meta mcp.Meta
-			ann  *mcp.Annotations
-			err  error
+			meta  mcp.Meta
+			ann   *mcp.Annotations
+			with  func(m mcp.Meta) mcp.Content
+			force bool
 		)
 		switch c := c.(type) {
 		case nil:
@@ -200,80 +142,64 @@ func encodeContent(cs []mcp.Content) ([]mcp.Content, error) {
 			if c == nil {
 				continue
 			}
-			if meta, err = encodeMeta(c.Meta); err == nil && meta != nil {
-				cc := *c
-				cc.Meta = meta
-				set(i, &cc)
-			}
-			ann = c.Annotations
+			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content { cc := *c; cc.Meta = m; return &cc }
 		case *mcp.ImageContent:
 			if c == nil {
 				continue
 			}
-			if meta, err = encodeMeta(c.Meta); err == nil && meta != nil {
-				cc := *c
-				cc.Meta = meta
-				set(i, &cc)
-			}
-			ann = c.Annotations
+			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content { cc := *c; cc.Meta = m; return &cc }
 		case *mcp.AudioContent:
 			if c == nil {
 				continue
 			}
-			if meta, err = encodeMeta(c.Meta); err == nil && meta != nil {
-				cc := *c
-				cc.Meta = meta
-				set(i, &cc)
-			}
-			ann = c.Annotations
+			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content { cc := *c; cc.Meta = m; return &cc }
 		case *mcp.ResourceLink:
 			if c == nil {
 				continue
 			}
-			if meta, err = encodeMeta(c.Meta); err == nil && meta != nil {
-				cc := *c
-				cc.Meta = meta
-				set(i, &cc)
-			}
-			ann = c.Annotations
+			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content { cc := *c; cc.Meta = m; return &cc }
 		case *mcp.EmbeddedResource:
 			if c == nil {
 				continue
 			}
 			var rmeta mcp.Meta
-			if meta, err = encodeMeta(c.Meta); err != nil {
-				break
-			}
 			if c.Resource != nil {
+				var err error
 				if rmeta, err = encodeMeta(c.Resource.Meta); err != nil {
-					err = fmt.Errorf("resource: %w", err)
-					break
+					return nil, fmt.Errorf("content[%d]: resource: _meta: %w", i, err)
 				}
 			}
-			if meta != nil || rmeta != nil {
+			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content {
 				cc := *c
-				if meta != nil {
-					cc.Meta = meta
+				if m != nil {
+					cc.Meta = m
 				}
 				if rmeta != nil {
 					rc := *c.Resource
 					rc.Meta = rmeta
 					cc.Resource = &rc
 				}
-				set(i, &cc)
+				return &cc
 			}
-			ann = c.Annotations
+			force = rmeta != nil
 		default:
-			if _, err := json.Marshal(c); err != nil {
+			if _, err := adapter.Encode(c); err != nil {
 				return nil, fmt.Errorf("content[%d]: %w", i, err)
 			}
 			continue
 		}
+		if ann != nil && (math.IsNaN(ann.Priority) || math.IsInf(ann.Priority, 0)) {
+			return nil, fmt.Errorf("content[%d]: annotations: the priority %v is not a JSON number", i, ann.Priority)
+		}
+		m, err := encodeMeta(meta)
 		if err != nil {
 			return nil, fmt.Errorf("content[%d]: _meta: %w", i, err)
 		}
-		if ann != nil && (math.IsNaN(ann.Priority) || math.IsInf(ann.Priority, 0)) {
-			return nil, fmt.Errorf("content[%d]: annotations: the priority %v is not a JSON number", i, ann.Priority)
+		if m != nil || force {
+			if out == nil {
+				out = append(make([]mcp.Content, 0, len(cs)), cs...)
+			}
+			out[i] = with(m)
 		}
 	}
 	return out, nil

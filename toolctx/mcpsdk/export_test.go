@@ -1,5 +1,13 @@
 package mcpsdk
 
-// WithoutSchemaCache turns off the adapter's cache of compiled input
-// schemas, for tests and benchmarks that compare with it.
-func WithoutSchemaCache() Option { return func(c *config) { c.noSchemaCache = true } }
+import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+// MiddlewareWithoutSchemaCache is Middleware without the adapter's cache of
+// compiled input schemas, for tests and benchmarks that compare with it.
+func MiddlewareWithoutSchemaCache(m toolctx.Middleware, opts ...Option) mcp.Middleware {
+	return middleware(m, false, opts)
+}

@@ -18,38 +18,25 @@ type decodeError struct {
 func (e decodeError) Error() string { return e.err.Error() }
 func (e decodeError) Unwrap() error { return e.err }
 
-// sentence phrases the decoding problem; encoding/json does not name the
-// field of a number out of range when it decodes into a map, so that is
-// looked up in the arguments.
-func (e decodeError) sentence() string {
-	s, ok := feedback.JSON(e.err)
-	if !ok {
-		return feedback.Sentence("", "expected a JSON object")
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(e.err, &te) && te.Field == "" {
-		if path, found := feedback.OutOfRangeAt(e.raw); found {
-			return feedback.Sentence(path, feedback.OutOfRange)
-		}
-	}
-	return s
-}
-
 // invalidArguments is the public error of arguments that fail to decode or
 // to validate against the input schema: its message is a sentence about
-// the argument (see internal/feedback); the validator's own text, where it
-// differs, is in the detail under "validator", which the audit row keeps.
+// each argument at fault and its detail the same as data ("problems": path,
+// rule, expected, got; see internal/feedback), built from the decoder's
+// structured error or from what the validator's text says of the schema,
+// never from that text, which quotes Go values and types. The raw error is
+// the cause.
 func invalidArguments(err error) *errs.Error {
-	var de decodeError
-	var s string
+	var (
+		de       decodeError
+		problems []feedback.Problem
+	)
 	if errors.As(err, &de) {
-		s = de.sentence()
+		var ok bool
+		if problems, ok = feedback.JSONProblems(de.err, de.raw); !ok {
+			problems = []feedback.Problem{{Rule: "json", Expected: "a JSON object"}}
+		}
 	} else {
-		s = feedback.GoSDK(err.Error())
+		problems = feedback.GoSDKProblems(err.Error())
 	}
-	e := errs.InvalidArguments("invalid arguments: " + s).WithCause(err)
-	if raw := err.Error(); raw != s {
-		e = e.WithDetail(map[string]any{"validator": raw})
-	}
-	return e
+	return errs.InvalidArguments(feedback.Message(problems)).WithDetail(feedback.Detail(problems)).WithCause(err)
 }

@@ -60,7 +60,12 @@ func TestLateResult(t *testing.T) {
 					caseID++
 					c := caseID
 					cctx, cancelCall := context.WithCancel(ctx)
-					go func() { time.Sleep(100 * time.Millisecond); cancelCall() }()
+					go func() {
+						// Cancel once the handler runs: sooner, the
+						// client might not have sent the call at all.
+						f.awaitRecords(func(r []record) bool { return len(forCase(r, "entered", c)) == 1 })
+						cancelCall()
+					}()
 					_, err := f.call(t, cctx, tool, failArgs{ID: c}, c)
 					cancelCall()
 					require.ErrorIs(t, err, context.Canceled, tool)

@@ -67,20 +67,3 @@ func inputRequiredToSDK(r *toolctx.CallResult) (*mcp.CallToolResult, error) {
 	}
 	return out, nil
 }
-
-// inputResponses returns the client's answers of a later round, each as the
-// JSON it sent (the SDK decoded them; they are encoded again), or nil.
-func inputResponses(m mcp.InputResponseMap) map[string]json.RawMessage {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]json.RawMessage, len(m))
-	for k, v := range m {
-		b, err := json.Marshal(v)
-		if err != nil {
-			continue // the SDK decoded it from JSON: it encodes
-		}
-		out[k] = b
-	}
-	return out
-}

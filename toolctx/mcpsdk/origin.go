@@ -50,10 +50,6 @@ import (
 // invalid arguments (the adapter's message; the handler's error stays the
 // cause).
 
-// errorStringType is the type of errors.New's errors, and of fmt.Errorf's
-// without %w: the type of the SDK's input-validation error.
-var errorStringType = reflect.TypeOf(errors.New(""))
-
 // methodListTools is the SDK method that reads the tool table.
 const methodListTools = "tools/list"
 
@@ -66,6 +62,10 @@ const maxToolPages = 1000
 // tool.
 func (t terminal) lookupTool(ctx context.Context, sreq *mcp.CallToolRequest, name string) (tool *mcp.Tool, read bool) {
 	defer func() {
+		// Needed here, not left to the terminal's adapter.Native: a
+		// tools/list that panics (a middleware inside the adapter's) means
+		// the table cannot be read, and the failure keeps its own cause,
+		// scrubbed; it does not become a panic of the call.
 		if recover() != nil {
 			tool, read = nil, false
 		}
@@ -109,7 +109,9 @@ func (t terminal) unknownTool(ctx context.Context, sreq *mcp.CallToolRequest, er
 // the SDK's refusal of the arguments before the tool's function ran, and
 // returns the feedback the client gets then.
 func (t terminal) inputValidation(ctx context.Context, sreq *mcp.CallToolRequest, ge error) (*errs.Error, bool) {
-	if reflect.TypeOf(ge) != errorStringType {
+	// The SDK's input-validation error has the type of errors.New's (and of
+	// fmt.Errorf's without %w); only a failure pays for this.
+	if reflect.TypeOf(ge) != reflect.TypeOf(errors.New("")) {
 		return nil, false
 	}
 	tool, _ := t.lookupTool(ctx, sreq, sreq.Params.Name)
@@ -124,7 +126,7 @@ func (t terminal) inputValidation(ctx context.Context, sreq *mcp.CallToolRequest
 	if verr == nil {
 		return nil, false
 	}
-	return errs.InvalidArguments(fmt.Sprintf("validating \"arguments\": %v", verr)).WithCause(ge), true
+	return invalidArguments(verr), true
 }
 
 // validateArguments does what the SDK does to a typed tool's arguments
@@ -134,7 +136,7 @@ func validateArguments(raw json.RawMessage, in *jsonschema.Resolved) error {
 	v := map[string]any{}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return fmt.Errorf("unmarshaling arguments: %w", err)
+			return decodeError{raw: raw, err: err}
 		}
 	}
 	var inst any = v

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
 
@@ -49,8 +50,8 @@ func TestSchemaCacheNeverStale(t *testing.T) {
 		return text(res)
 	}
 	for range 3 { // cached after the first
-		require.Contains(t, feedback("typed", map[string]any{"a": "not a number"}), "/a")
-		require.Contains(t, feedback("raw", map[string]any{}), `["a"]`)
+		require.Contains(t, feedback("typed", map[string]any{"a": "not a number"}), "a: expected an integer, got a string")
+		require.Contains(t, feedback("raw", map[string]any{}), "a: required, but missing")
 	}
 
 	mcp.AddTool(s, &mcp.Tool{Name: "typed"}, func(ctx context.Context, req *mcp.CallToolRequest, in inB) (*mcp.CallToolResult, any, error) {
@@ -58,8 +59,8 @@ func TestSchemaCacheNeverStale(t *testing.T) {
 	})
 	raw.InputSchema = json.RawMessage(`{"type":"object","required":["b"]}`)
 	s.AddTool(raw, rawHandler)
-	require.Contains(t, feedback("typed", map[string]any{"b": "not a number"}), "/b", "the new typed tool's schema")
-	require.Contains(t, feedback("raw", map[string]any{"a": 1}), `["b"]`, "the raw tool's changed schema")
+	require.Contains(t, feedback("typed", map[string]any{"b": "not a number"}), "b: expected", "the new typed tool's schema")
+	require.Contains(t, feedback("raw", map[string]any{"a": 1}), "b: required, but missing", "the raw tool's changed schema")
 }
 
 // BenchmarkFailedTypedCall: a typed tool whose function returns an error
@@ -80,14 +81,14 @@ func BenchmarkFailedTypedCall(b *testing.B) {
 	}
 	for _, bc := range []struct {
 		name string
-		opts []mcpsdk.Option
-	}{{"cached", nil}, {"uncached", []mcpsdk.Option{mcpsdk.WithoutSchemaCache()}}} {
+		mw   func(toolctx.Middleware, ...mcpsdk.Option) mcp.Middleware
+	}{{"cached", mcpsdk.Middleware}, {"uncached", mcpsdk.MiddlewareWithoutSchemaCache}} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := mcp.NewServer(&mcp.Implementation{Name: "bench"}, nil)
 			mcp.AddTool(s, &mcp.Tool{Name: "fail"}, func(ctx context.Context, req *mcp.CallToolRequest, in in) (*mcp.CallToolResult, any, error) {
 				return nil, nil, errors.New("db: connection refused")
 			})
-			mcpsdk.Install(s, nil, bc.opts...)
+			s.AddReceivingMiddleware(bc.mw(nil))
 			st, ct := mcp.NewInMemoryTransports()
 			ss, err := s.Connect(context.Background(), st, nil)
 			if err != nil {
@@ -130,10 +131,10 @@ func BenchmarkOriginCheck(b *testing.B) {
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "fail", Arguments: json.RawMessage(`{"name":"x","where":{"city":"y"}}`)}}
 	for _, bc := range []struct {
 		name string
-		opts []mcpsdk.Option
-	}{{"cached", nil}, {"uncached", []mcpsdk.Option{mcpsdk.WithoutSchemaCache()}}} {
+		mw   func(toolctx.Middleware, ...mcpsdk.Option) mcp.Middleware
+	}{{"cached", mcpsdk.Middleware}, {"uncached", mcpsdk.MiddlewareWithoutSchemaCache}} {
 		b.Run(bc.name, func(b *testing.B) {
-			h := mcpsdk.Middleware(nil, bc.opts...)(next)
+			h := bc.mw(nil)(next)
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {

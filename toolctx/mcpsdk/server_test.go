@@ -48,9 +48,20 @@ type record struct {
 // recorder collects records, in memory or (in the stdio server process)
 // as JSON lines in a file.
 type recorder struct {
-	mu   sync.Mutex
-	recs []record
-	file *os.File
+	mu      sync.Mutex
+	recs    []record
+	file    *os.File
+	changes chan struct{} // closed at the next add (in memory)
+}
+
+// changed returns a channel closed when the next record is added.
+func (r *recorder) changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.changes == nil {
+		r.changes = make(chan struct{})
+	}
+	return r.changes
 }
 
 func (r *recorder) add(rec record) {
@@ -62,6 +73,10 @@ func (r *recorder) add(rec record) {
 		return
 	}
 	r.recs = append(r.recs, rec)
+	if r.changes != nil {
+		close(r.changes)
+		r.changes = nil
+	}
 }
 
 func (r *recorder) snapshot() []record {
@@ -314,6 +329,7 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 	lateRaw := func(ctx context.Context, wait time.Duration, args json.RawMessage) error {
 		var in failArgs
 		_ = json.Unmarshal(args, &in)
+		rec.add(record{Kind: "entered", Case: in.ID}) // for a test that cancels the call once it runs
 		select {
 		case <-ctx.Done():
 		case <-time.After(wait):
@@ -334,10 +350,10 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "LATE-CONTENT " + secretFor(0)}}}, nil
 	})
 	s.AddTool(&mcp.Tool{Name: "block_raw", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return nil, lateRaw(ctx, time.Second, req.Params.Arguments)
+		return nil, lateRaw(ctx, time.Minute, req.Params.Arguments)
 	})
 	must(mcpsdk.AddTool(s, &mcp.Tool{Name: "tm_block_raw", InputSchema: obj}, toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-		return toolctx.ErrorResult(lateRaw(ctx, time.Second, req.Arguments))
+		return toolctx.ErrorResult(lateRaw(ctx, time.Minute, req.Arguments))
 	})))
 	// A URL elicitation, a protocol flow a handler starts on purpose; its
 	// error carries fields the protocol does not define.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolmw/toolmw/internal/contain"
 	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // ErrNilHandler is returned by [AddTool] for a nil handler.
@@ -68,19 +68,7 @@ func AddTool(s *mcp.Server, t *mcp.Tool, h toolctx.Handler, opts ...Option) erro
 	}
 	tt := *t
 	tool := &registeredTool{cfg: newConfig(opts), h: h, in: in, out: out, defaults: hasDefaults(in.Schema())}
-	return register(s, &tt, tool.handle)
-}
-
-// register calls s.AddTool, turning its panics (it checks more than we do,
-// such as header annotations) into a *errs.ToolSchemaError.
-func register(s *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &errs.ToolSchemaError{Tool: t.Name, Schema: errs.SchemaInput, Err: fmt.Errorf("the SDK refused the tool: %v", v)}
-		}
-	}()
-	s.AddTool(t, h)
-	return nil
+	return adapter.Register("the SDK", tt.Name, func() { s.AddTool(&tt, tool.handle) })
 }
 
 // AddTypedTool registers a typed function as the tool t of s, as [AddTool]
@@ -135,7 +123,7 @@ func compileSchema(v any) (*jsonschema.Resolved, error) {
 
 // registeredTool is a toolmw Handler registered with AddTool.
 type registeredTool struct {
-	cfg *config
+	cfg *adapter.Config
 	h   toolctx.Handler
 	in  *jsonschema.Resolved
 	out *jsonschema.Resolved
@@ -162,7 +150,7 @@ func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) 
 			// bridge fulfilled this tool's input requests for a client
 			// older than protocol 2026-07-28, and this is the next round.
 			r := *req
-			r.InputResponses, r.RequestState = inputResponses(sreq.Params.InputResponses), sreq.Params.RequestState
+			r.InputResponses, r.RequestState = adapter.RawValues(sreq.Params.InputResponses), sreq.Params.RequestState
 			req = &r
 		}
 		res := t.call(ctx, req)
@@ -178,46 +166,32 @@ func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) 
 		}
 		return &mcp.CallToolResult{}, nil
 	}
-	// No adapter middleware on this server: normalize here, contained
-	// (internal/contain) as the adapter's middleware does: a panic or a
-	// runtime.Goexit in the handler, or in the encoding of its result,
-	// becomes an internal failure, logged with its stack.
-	req := new(toolctx.Request)
-	n := &notifier{sdkCtx: ctx, sreq: sreq}
-	callCtx := toolctx.WithNotifier(t.cfg.fill(ctx, req, sreq), n)
-	var out *mcp.CallToolResult
-	v, escaped := contain.Run(func() { out = t.answer(callCtx, req) })
-	n.gate.End()
-	if escaped {
-		t.cfg.logEscaped(ctx, req, escapedPanic(v), false)
-		return failureResult(errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}), nil
-	}
-	return out, nil
+	// No adapter middleware on this server: the kit runs the tool
+	// contained and answers for it, normalized.
+	c := &adapter.Call[*mcp.CallToolResult]{}
+	ctx = fill(t.cfg, ctx, &c.Request, sreq)
+	return c.Serve(ctx, t.cfg, toolctx.HandlerFunc(t.call), alone{t.cfg}, &sender{sdkCtx: ctx, sreq: sreq}), nil
 }
 
-// answer runs the tool for a server without the adapter's middleware and
-// returns what the SDK sends.
-func (t *registeredTool) answer(ctx context.Context, req *toolctx.Request) *mcp.CallToolResult {
-	res := t.call(ctx, req)
-	if cerr := ctx.Err(); cerr != nil {
-		pub, _ := errs.Normalize(cerr)
-		return failureResult(pub)
-	}
+// alone is the codec of a registered tool on a server without the
+// adapter's middleware.
+type alone struct{ cfg *adapter.Config }
+
+// Encode implements adapter.Codec: a success that cannot be encoded is a
+// raw failure, normalized like any other.
+func (a alone) Encode(ctx context.Context, res *toolctx.CallResult) (*mcp.CallToolResult, error) {
 	if res != nil && !res.IsError {
 		out, err := wireResult(nil, res)
 		if err == nil {
-			return out
+			return out, nil
 		}
 		res = toolctx.ErrorResult(err)
 	}
-	out, err := wireResult(nil, toolctx.Normalized(ctx, res, t.cfg.normalizer))
-	if err != nil {
-		// A public detail that cannot be encoded.
-		pub, _ := errs.Normalize(err)
-		return failureResult(pub)
-	}
-	return out
+	return wireResult(nil, toolctx.Normalized(ctx, res, a.cfg.Normalizer))
 }
+
+// Failure implements adapter.Codec.
+func (alone) Failure(pub errs.Public) *mcp.CallToolResult { return failureResult(pub) }
 
 // call validates the arguments, runs the handler and checks its output.
 func (t *registeredTool) call(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {

@@ -36,18 +36,12 @@ func CheckBehaviour(ctx context.Context, cfg BehaviourConfig) (*toolmwtest.Resul
 	if cfg.NewServer == nil {
 		return nil, errors.New("mcpgotest: BehaviourConfig.NewServer is nil")
 	}
-	secret := toolmwtest.Generate(time.Now().UnixNano(), 1)[0].Canary
-	s := cfg.NewServer()
-	addRowTools(s, secret)
-	AddFailingTools(s, nil)
-	conn, err := connect(ctx, Config{}, s, InProcess)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	res := new(toolmwtest.Result)
-	toolmwtest.CheckRows(ctx, conn, secret, cfg.Causes, cfg.CallTimeout, res)
-	return res, nil
+	return toolmwtest.CheckTable(ctx, cfg.Causes, cfg.CallTimeout, func(secret string) (toolmwtest.Conn, error) {
+		s := cfg.NewServer()
+		addRowTools(s, secret)
+		AddFailingTools(s, nil)
+		return connect(ctx, Config{}, s, toolmwtest.InMemory)
+	})
 }
 
 func addRowTools(s *server.MCPServer, secret string) {

@@ -9,6 +9,7 @@ import (
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
+	"github.com/toolmw/toolmw/toolmwtest"
 	"github.com/toolmw/toolmw/toolmwtest/mcpgotest"
 )
 
@@ -21,7 +22,7 @@ func Example() {
 		NewServer: func() *server.MCPServer {
 			return newServer(mcpgo.ServerOption(chain.Middleware()))
 		},
-		Transports: []mcpgotest.Transport{mcpgotest.StreamableHTTP},
+		Transports: []toolmwtest.Transport{toolmwtest.StreamableHTTP},
 		Count:      30,
 	})
 	if err != nil {

@@ -33,7 +33,7 @@ func newServer(opts ...server.ServerOption) *server.MCPServer {
 func TestFindsTheLeaksOfABareServer(t *testing.T) {
 	res, err := mcpgotest.Check(context.Background(), mcpgotest.Config{
 		NewServer:  func() *server.MCPServer { return newServer() },
-		Transports: []mcpgotest.Transport{mcpgotest.StreamableHTTP},
+		Transports: []toolmwtest.Transport{toolmwtest.StreamableHTTP},
 		Count:      14, // raw shapes only: a bare mcp-go server does not recover panics
 	})
 	require.NoError(t, err)

@@ -20,18 +20,6 @@ import (
 	"github.com/toolmw/toolmw/toolmwtest"
 )
 
-// Transport is one of mcp-go's transports.
-type Transport string
-
-// The transports [Run] can use. InProcess records what the client library
-// returns (there are no bytes on that path); the others record every byte.
-const (
-	InProcess      Transport = "in-process"
-	StreamableHTTP Transport = "streamable-http"
-	SSE            Transport = "sse"
-	Stdio          Transport = "stdio"
-)
-
 // Config says what [Run] checks; its fields mean what
 // toolmwtest/mcpsdktest's Config's do.
 type Config struct {
@@ -41,32 +29,26 @@ type Config struct {
 	NewServer func() *server.MCPServer
 	// WrapHTTP, if set, wraps the HTTP handlers.
 	WrapHTTP func(http.Handler) http.Handler
-	// Transports to run over. Default: all four.
-	Transports []Transport
-	// Seed and Count choose the failures ([Failures]). Default 1 and 100.
-	Seed  int64
-	Count int
-	// Causes, if set, is checked after the run.
-	Causes *toolmwtest.Causes
-	// Secrets are more strings that must never reach the client.
-	Secrets []string
-	// SkipOwnTools leaves the server's own tools uncalled.
+	// Transports to run over: toolmwtest.InMemory (mcp-go's in-process
+	// client, whose results are recorded as JSON: there are no bytes on
+	// that path), StreamableHTTP, SSE or Stdio (every byte recorded).
+	// Default: all four.
+	Transports []toolmwtest.Transport
+	// The rest mean what toolmwtest.Plan's fields do; the failures are
+	// [Failures](Seed, Count).
+	Seed         int64
+	Count        int
+	Causes       *toolmwtest.Causes
+	Secrets      []string
 	SkipOwnTools bool
-	// CallTimeout bounds each call. Default 10s.
-	CallTimeout time.Duration
+	CallTimeout  time.Duration
 }
 
 // Run runs the check and reports each problem with t.Error.
 func Run(t testing.TB, cfg Config) *toolmwtest.Result {
 	t.Helper()
 	res, err := Check(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("toolmwtest: %v", err)
-	}
-	for _, p := range res.Problems {
-		t.Error(p.String())
-	}
-	return res
+	return toolmwtest.Report(t, res, err)
 }
 
 // Check runs the check and returns what it found.
@@ -75,36 +57,19 @@ func Check(ctx context.Context, cfg Config) (*toolmwtest.Result, error) {
 		return nil, fmt.Errorf("mcpgotest: Config.NewServer is nil")
 	}
 	if len(cfg.Transports) == 0 {
-		cfg.Transports = []Transport{InProcess, StreamableHTTP, SSE, Stdio}
+		cfg.Transports = []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.SSE, toolmwtest.Stdio}
 	}
-	if cfg.Seed == 0 {
-		cfg.Seed = 1
-	}
-	if cfg.Count == 0 {
-		cfg.Count = 100
-	}
-	fs := Failures(cfg.Seed, cfg.Count)
-	opts := toolmwtest.Options{Failures: fs, Secrets: cfg.Secrets, SkipOwnTools: cfg.SkipOwnTools, CallTimeout: cfg.CallTimeout}
-	res := new(toolmwtest.Result)
-	for _, tr := range cfg.Transports {
+	plan := toolmwtest.Plan{Transports: cfg.Transports, Seed: cfg.Seed, Count: cfg.Count, Causes: cfg.Causes,
+		Secrets: cfg.Secrets, SkipOwnTools: cfg.SkipOwnTools, CallTimeout: cfg.CallTimeout}
+	return toolmwtest.Check(ctx, plan, Failures, func(ctx context.Context, tr toolmwtest.Transport, fs []toolmwtest.Failure) (toolmwtest.Conn, error) {
 		s := cfg.NewServer()
 		AddFailingTools(s, fs)
-		conn, err := connect(ctx, cfg, s, tr)
-		if err != nil {
-			return res, fmt.Errorf("%s: %w", tr, err)
-		}
-		if err := toolmwtest.Exercise(ctx, conn, opts, res); err != nil {
-			return res, err
-		}
-	}
-	if cfg.Causes != nil {
-		toolmwtest.CheckCauses(fs, cfg.Causes, res)
-	}
-	return res, nil
+		return connect(ctx, cfg, s, tr)
+	})
 }
 
 // connect serves s over tr and connects mcp-go's client to it.
-func connect(ctx context.Context, cfg Config, s *server.MCPServer, tr Transport) (toolmwtest.Conn, error) {
+func connect(ctx context.Context, cfg Config, s *server.MCPServer, tr toolmwtest.Transport) (toolmwtest.Conn, error) {
 	rec := new(toolmwtest.Recorder)
 	hc := &http.Client{Transport: rec.HTTPTransport(http.DefaultTransport)}
 	wrap := func(h http.Handler) http.Handler {
@@ -118,19 +83,19 @@ func connect(ctx context.Context, cfg Config, s *server.MCPServer, tr Transport)
 		stop = func() {}
 		err  error
 	)
-	switch tr {
-	case InProcess:
+	switch tr.String() {
+	case toolmwtest.InMemory.String():
 		c, err = client.NewInProcessClient(s)
-	case StreamableHTTP:
+	case toolmwtest.StreamableHTTP.String():
 		srv := httptest.NewServer(wrap(server.NewStreamableHTTPServer(s)))
 		stop = srv.Close
 		c, err = client.NewStreamableHttpClient(srv.URL+"/mcp", transport.WithHTTPBasicClient(hc))
-	case SSE:
+	case toolmwtest.SSE.String():
 		sse := server.NewSSEServer(s)
 		srv := httptest.NewServer(wrap(sse))
 		stop = func() { sse.CloseSessions(); srv.Close() }
 		c, err = client.NewSSEMCPClient(srv.URL+"/sse", transport.WithHTTPClient(hc))
-	case Stdio:
+	case toolmwtest.Stdio.String():
 		clientIn, serverOut := io.Pipe()
 		serverIn, clientOut := io.Pipe()
 		ss := server.NewStdioServer(s)
@@ -147,7 +112,7 @@ func connect(ctx context.Context, cfg Config, s *server.MCPServer, tr Transport)
 		}
 		c = client.NewClient(transport.NewIO(io.TeeReader(clientIn, rec), clientOut, io.NopCloser(strings.NewReader(""))))
 	default:
-		return toolmwtest.Conn{}, fmt.Errorf("unknown transport %q", tr)
+		return toolmwtest.Conn{}, fmt.Errorf("mcpgotest serves no transport %s", tr)
 	}
 	if err == nil {
 		err = start(ctx, c)
@@ -157,7 +122,7 @@ func connect(ctx context.Context, cfg Config, s *server.MCPServer, tr Transport)
 		return toolmwtest.Conn{}, err
 	}
 	return toolmwtest.Conn{
-		Transport: "mcp-go " + string(tr),
+		Transport: "mcp-go " + tr.String(),
 		ListTools: func(ctx context.Context) ([]toolmwtest.Tool, error) {
 			lt, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 			if err != nil {
@@ -177,7 +142,7 @@ func connect(ctx context.Context, cfg Config, s *server.MCPServer, tr Transport)
 			req := mcp.CallToolRequest{}
 			req.Params.Name, req.Params.Arguments = name, args
 			res, err := c.CallTool(ctx, req)
-			if tr == InProcess { // no bytes: record what the client library hands over
+			if tr.String() == toolmwtest.InMemory.String() { // no bytes: record what the client library hands over
 				if b, jerr := json.Marshal(res); jerr == nil && res != nil {
 					_, _ = rec.Write(b)
 				}

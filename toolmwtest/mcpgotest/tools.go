@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -19,12 +18,7 @@ import (
 // content cannot be encoded, an isError text of mcp.NewToolResultError
 // naming the cause).
 func Failures(seed int64, n int) []toolmwtest.Failure {
-	fs := toolmwtest.Generate(seed, n)
-	r := rand.New(rand.NewSource(seed ^ 0x60))
-	for i := range min(len(sdkShapes), max(1, n/10)) {
-		fs = append(fs, sdkShapes[i](fmt.Sprintf("%s%016x-mcpgo", toolmwtest.CanaryPrefix, r.Uint64())))
-	}
-	return fs
+	return toolmwtest.GenerateWith(seed, n, sdkShapes, "mcpgo")
 }
 
 // AddFailingTools registers one tool per failure on s, named as

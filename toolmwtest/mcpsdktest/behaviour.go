@@ -33,20 +33,11 @@ func CheckBehaviour(ctx context.Context, cfg BehaviourConfig) (*toolmwtest.Resul
 	if cfg.NewServer == nil {
 		return nil, errors.New("mcpsdktest: BehaviourConfig.NewServer is nil")
 	}
-	if cfg.CallTimeout <= 0 {
-		cfg.CallTimeout = 10 * time.Second
-	}
-	secret := toolmwtest.Generate(time.Now().UnixNano(), 1)[0].Canary
-	s := cfg.NewServer()
-	addRowTools(s, secret)
-	conn, err := connect(ctx, Config{NewServer: func() *mcp.Server { return s }}, nil, InMemory)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	res := new(toolmwtest.Result)
-	toolmwtest.CheckRows(ctx, conn, secret, cfg.Causes, cfg.CallTimeout, res)
-	return res, nil
+	return toolmwtest.CheckTable(ctx, cfg.Causes, cfg.CallTimeout, func(secret string) (toolmwtest.Conn, error) {
+		s := cfg.NewServer()
+		addRowTools(s, secret)
+		return connect(ctx, Config{NewServer: func() *mcp.Server { return s }}, nil, toolmwtest.InMemory)
+	})
 }
 
 func addRowTools(s *mcp.Server, secret string) {

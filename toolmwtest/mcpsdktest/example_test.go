@@ -9,6 +9,7 @@ import (
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
+	"github.com/toolmw/toolmw/toolmwtest"
 	"github.com/toolmw/toolmw/toolmwtest/mcpsdktest"
 )
 
@@ -23,7 +24,7 @@ func Example() {
 			mcpsdk.Install(s, chain.Middleware())
 			return s
 		},
-		Transports: []mcpsdktest.Transport{mcpsdktest.InMemory},
+		Transports: []toolmwtest.Transport{toolmwtest.InMemory},
 		Count:      30,
 	})
 	if err != nil {

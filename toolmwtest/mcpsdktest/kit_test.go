@@ -51,7 +51,7 @@ func toolmwServer(causes *toolmwtest.Causes) func() *mcp.Server {
 func TestFindsTheLeaksOfABareServer(t *testing.T) {
 	res, err := mcpsdktest.Check(context.Background(), mcpsdktest.Config{
 		NewServer:  bareServer,
-		Transports: []mcpsdktest.Transport{mcpsdktest.InMemory},
+		Transports: []toolmwtest.Transport{toolmwtest.InMemory},
 		Count:      16, // the raw shapes; no panic (the bare SDK would crash)
 	})
 	require.NoError(t, err)
@@ -78,7 +78,7 @@ func TestNothingLeaksThroughToolmw(t *testing.T) {
 }
 
 func TestFailuresEnv(t *testing.T) {
-	t.Setenv(mcpsdktest.FailuresEnv, "nonsense")
+	t.Setenv(toolmwtest.FailuresEnv, "nonsense")
 	err := mcpsdktest.AddFailingToolsFromEnv(mcp.NewServer(&mcp.Implementation{Name: "x"}, nil))
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), `want "seed,count"`), "the error says what to write: %v", err)

@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand"
-	"os"
 	"strconv"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,22 +13,12 @@ import (
 	"github.com/toolmw/toolmw/toolmwtest"
 )
 
-// FailuresEnv is the environment variable through which [Run] tells a
-// server binary served over stdio ([Command]) which failures to register:
-// "seed,count". The binary calls [AddFailingToolsFromEnv].
-const FailuresEnv = "TOOLMWTEST_FAILURES"
-
 // Failures returns the failures [Run] registers for seed and n: those of
 // [toolmwtest.Generate], and shapes of the go-sdk's own (a handler's own
 // *jsonrpc.Error with a protocol-looking code, a result whose structured
 // content cannot be encoded).
 func Failures(seed int64, n int) []toolmwtest.Failure {
-	fs := toolmwtest.Generate(seed, n)
-	r := rand.New(rand.NewSource(seed ^ 0x5eed))
-	for i := range min(len(sdkShapes), max(1, n/10)) {
-		fs = append(fs, sdkShapes[i](fmt.Sprintf("%s%016x-sdk", toolmwtest.CanaryPrefix, r.Uint64())))
-	}
-	return fs
+	return toolmwtest.GenerateWith(seed, n, sdkShapes, "sdk")
 }
 
 // AddFailingTools registers one tool per failure on s, named as
@@ -63,33 +50,14 @@ func AddFailingTools(s *mcp.Server, fs []toolmwtest.Failure) {
 }
 
 // AddFailingToolsFromEnv registers the failures [Run] asks for through
-// [FailuresEnv], in a server binary served over stdio; it does nothing when
+// [toolmwtest.FailuresEnv], in a server binary served over stdio; it does nothing when
 // the variable is unset, and returns an error when it is malformed.
 func AddFailingToolsFromEnv(s *mcp.Server) error {
-	v := os.Getenv(FailuresEnv)
-	if v == "" {
-		return nil
+	fs, err := toolmwtest.FailuresFromEnv(Failures)
+	if fs != nil {
+		AddFailingTools(s, fs)
 	}
-	seed, n, err := parseFailuresEnv(v)
-	if err != nil {
-		return err
-	}
-	AddFailingTools(s, Failures(seed, n))
-	return nil
-}
-
-func parseFailuresEnv(v string) (seed int64, n int, err error) {
-	a, b, ok := strings.Cut(v, ",")
-	if ok {
-		seed, err = strconv.ParseInt(a, 10, 64)
-	}
-	if ok && err == nil {
-		n, err = strconv.Atoi(b)
-	}
-	if !ok || err != nil || n < 0 {
-		return 0, 0, fmt.Errorf("mcpsdktest: %s=%q: want \"seed,count\", such as \"1,100\"", FailuresEnv, v)
-	}
-	return seed, n, nil
+	return err
 }
 
 // result runs a failure: one that carries a result (toolmwtest.Carry)

@@ -81,6 +81,10 @@ type ServerOptions struct {
 	// first (the demo: OpenTelemetry, and the tracking of calls in flight
 	// for shutdown).
 	Outer []toolctx.Middleware
+	// Guards are interceptors inside the recommended chain, innermost
+	// (the demo: its rate limit, bulkhead and cache), so that their
+	// rejections are audited and normalized like any failure.
+	Guards []toolctx.Middleware
 }
 
 // NewServer builds the go-sdk server with the demo tools behind the
@@ -98,7 +102,7 @@ func NewServer(o ServerOptions) (*mcp.Server, error) {
 	if err := AddTools(server); err != nil {
 		return nil, err
 	}
-	chain := middleware.New(o.Outer...).Extend(Chain(o.Audit, Diagnostics(o.Logger), o.SlowTimeout, o.Logger))
+	chain := middleware.New(o.Outer...).Extend(Chain(o.Audit, Diagnostics(o.Logger), o.SlowTimeout, o.Logger)).Append(o.Guards...)
 	mcpsdk.Install(server, chain.Middleware(),
 		mcpsdk.WithTransport(o.Transport), mcpsdk.WithFallbackLogger(o.Logger))
 	return server, nil

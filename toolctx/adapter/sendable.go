@@ -1,8 +1,10 @@
-package toolctx
+package adapter
 
 import (
 	"context"
 	"errors"
+
+	"github.com/toolmw/toolmw/toolctx"
 )
 
 // ResultChecker is what an adapter puts in the context of each call it runs
@@ -18,7 +20,7 @@ type ResultChecker interface {
 	// by the adapter's rules) to the client, or nil. It must be safe for
 	// concurrent use and must not change r. An adapter remembers what it
 	// checked, so that it does not encode the same result twice.
-	CheckResult(r *CallResult) error
+	CheckResult(r *toolctx.CallResult) error
 }
 
 type resultCheckerKey struct{}
@@ -50,7 +52,7 @@ func WithResultChecker(ctx context.Context, rc ResultChecker) context.Context {
 // ErrUnsendable marks the cause of a result that [Sendable] replaced: the
 // adapter could not send the result the chain produced. errors.Is finds it
 // in the cause, which also wraps the adapter's reason.
-var ErrUnsendable = errors.New("toolctx: the adapter cannot send the chain's result")
+var ErrUnsendable = errors.New("toolmw: the adapter cannot send the chain's result")
 
 // Sendable returns r when the adapter running the call (the [ResultChecker]
 // in ctx) can send it, or when ctx has no checker; otherwise a raw failure
@@ -60,7 +62,7 @@ var ErrUnsendable = errors.New("toolctx: the adapter cannot send the chain's res
 // before they classify it, so that the audit row and diagnostics tell what
 // the client was sent; an interceptor that records outcomes of its own
 // should too. A nil r is returned as it is (it is a failure already).
-func Sendable(ctx context.Context, r *CallResult) *CallResult {
+func Sendable(ctx context.Context, r *toolctx.CallResult) *toolctx.CallResult {
 	if r == nil {
 		return nil
 	}
@@ -72,8 +74,10 @@ func Sendable(ctx context.Context, r *CallResult) *CallResult {
 	if err == nil {
 		return r
 	}
-	out := ErrorResult(unsendableError{err})
-	out.notes = r.Notes()
+	out := toolctx.ErrorResult(unsendableError{err})
+	for _, n := range r.Notes() {
+		out = out.WithNote(n.Key, n.Value)
+	}
 	return out
 }
 

@@ -6,8 +6,9 @@
 // reaches the client, and the server side (the cause, diagnostics, the
 // audit row) still carries it.
 //
-// It is test support, shared by the tests of errs' users (middleware,
-// audit, the adapters); no production code imports it.
+// It is test support: the one hostile error set, shared by the tests of
+// errs' users (middleware, audit, the adapters) and by toolmwtest's
+// generated failures; no production code imports it.
 package shapes
 
 import (
@@ -124,6 +125,19 @@ func (e *CycleA) Error() string { return "cycle a: " + e.Secret }
 func (e *CycleA) Unwrap() error { return e.B }
 func (e *CycleB) Error() string { return "cycle b" }
 func (e *CycleB) Unwrap() error { return e.A }
+
+// HoleyCycleA and HoleyCycleB unwrap to each other through Unwrap() []error,
+// with nil holes in the trees.
+type HoleyCycleA struct {
+	Secret string
+	B      *HoleyCycleB
+}
+type HoleyCycleB struct{ A *HoleyCycleA }
+
+func (a *HoleyCycleA) Error() string   { return "cycle a: " + a.Secret }
+func (a *HoleyCycleA) Unwrap() []error { return []error{nil, a.B, nil} }
+func (b *HoleyCycleB) Error() string   { return "cycle b" }
+func (b *HoleyCycleB) Unwrap() []error { return []error{b.A, nil} }
 
 // GoexitError calls runtime.Goexit in Error, as t.FailNow in a test double
 // would.

@@ -1,0 +1,76 @@
+package adapter
+
+import (
+	"log/slog"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
+)
+
+// Option configures an adapter: the options every adapter takes.
+type Option func(*Config)
+
+// Config is an adapter's options, resolved by [NewConfig]. Its zero value
+// is the defaults.
+type Config struct {
+	// Name starts every line the kit logs ("toolmw/mcpsdk", say).
+	Name string
+	// Transport is what [WithTransport] gave; empty when it was not given
+	// (each adapter says what it detects then).
+	Transport toolctx.Transport
+	// Normalizer is what [WithNormalizer] gave; default errs.Normalizer{}.
+	Normalizer errs.Normalizer
+	// Logger is what [WithFallbackLogger] gave; nil means slog.Default(),
+	// read when a line is logged.
+	Logger *slog.Logger
+}
+
+// NewConfig applies opts, in order, to the defaults; name is the adapter's
+// (see [Config.Name]). A nil Option is skipped.
+func NewConfig(name string, opts ...Option) *Config {
+	c := &Config{Name: name}
+	for _, o := range opts {
+		if o != nil {
+			o(c)
+		}
+	}
+	return c
+}
+
+// WithTransport names the transport the server is connected with, for
+// [toolctx.Request.Transport], where the adapter cannot tell it from the SDK
+// (each adapter says what it detects). An empty t is ignored.
+func WithTransport(t toolctx.Transport) Option {
+	return func(c *Config) {
+		if t != "" {
+			c.Transport = t
+		}
+	}
+}
+
+// WithNormalizer sets the rules the adapter applies to failures that reach
+// it unnormalized (the chain has no middleware.Normalize, or a failure
+// arises outside it). Use the same normalizer as the chain's
+// middleware.Normalize. Default: errs.Normalizer{}.
+func WithNormalizer(n errs.Normalizer) Option {
+	return func(c *Config) { c.Normalizer = n }
+}
+
+// WithFallbackLogger sets where the adapter reports what the chain's own
+// hooks cannot: a panic that escaped the whole chain (no middleware.Recover
+// in it, or an interceptor outside it panicked), a runtime.Goexit during a
+// call, and a result the chain returned that cannot be sent. Such a report
+// holds the raw value (and a panic's stack) and stays on the server; the
+// client gets the generic message. A logger that panics is ignored.
+// Default: slog.Default().
+func WithFallbackLogger(l *slog.Logger) Option {
+	return func(c *Config) { c.Logger = l }
+}
+
+// logger is the fallback logger.
+func (c *Config) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}
