@@ -163,6 +163,12 @@ type HTTPOptions struct {
 	// Active, when not nil, counts the requests in flight other than GET
 	// (the session's long-lived stream), for a graceful shutdown.
 	Active *atomic.Int64
+	// Authenticate, when not nil, authenticates every request
+	// (httpmw.Authenticate): it runs inside the HTTP audit row, so that a
+	// refusal has its row, and the identity it finds reaches every call,
+	// on stateful sessions too, through mcpsdk.ForwardIdentity in front of
+	// the SDK's handlers.
+	Authenticate func(http.Handler) http.Handler
 }
 
 // Handler is the demo's HTTP handler: /mcp is go-sdk's streamable HTTP
@@ -195,6 +201,10 @@ func Handler(o HTTPOptions) (http.Handler, error) {
 		active = new(atomic.Int64)
 	}
 	diag := Diagnostics(o.Logger)
+	authenticate := alice.New()
+	if o.Authenticate != nil {
+		authenticate = alice.New(o.Authenticate, mcpsdk.ForwardIdentity)
+	}
 	stack := alice.New(
 		httpmw.Recover(httpmw.WithDiagnostics(diag), httpmw.WithFallbackLogger(o.Logger)),
 		httpmw.RequestID,
@@ -204,7 +214,7 @@ func Handler(o HTTPOptions) (http.Handler, error) {
 		countActive(active),
 		deadlines(o.WriteTimeout),
 		sessions.limit,
-	).Then(audit.CaptureHTTP(mcpHandler))
+	).Extend(authenticate).Then(audit.CaptureHTTP(mcpHandler))
 	// The 2024-11-05 HTTP+SSE transport, for older clients: a GET opens a
 	// session (its event stream), POSTs to the URL its endpoint event names
 	// carry the calls. mcpsdk.SSE tells the adapter (transport "sse", the
@@ -220,7 +230,7 @@ func Handler(o HTTPOptions) (http.Handler, error) {
 		countActive(active),
 		deadlines(o.WriteTimeout),
 		sessions.limitSSE,
-	).Then(audit.CaptureHTTP(sseHandler))
+	).Extend(authenticate).Then(audit.CaptureHTTP(sseHandler))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", stack)
 	mux.Handle("/sse", sseStack)
