@@ -7,9 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/safecall"
+	"github.com/toolmw/toolmw/toolctx"
 )
 
 // FullPolicy says what [Async.Emit] does when the queue is full.
@@ -46,10 +51,18 @@ const (
 	// (fsync'd; the calls queued together share one fsync, a group
 	// commit), so no call is answered without its row on disk. Every batch
 	// goes through the spool. Requires [AsyncOptions.Spool].
+	//
+	// An HTTP row ([KindHTTP], from [HTTP]) does not wait: [HTTP] emits
+	// it once the handler has written its response, and waiting would
+	// hold the response's end for one more fsync after the tool row's. It
+	// goes through the spool with the others, and is lost on SIGKILL or
+	// power loss as in DurabilityMemory when it was still queued.
 	DurabilityDisk
 )
 
-// AsyncOptions configures [NewAsync]. The zero value gives the defaults.
+// AsyncOptions configures [NewAsync]. The zero value gives the defaults:
+// each zero field takes the default its doc names; a negative one is a
+// mistake, unless its doc says what it means (MaxRetries).
 type AsyncOptions struct {
 	// QueueSize is how many rows wait in memory at most. The queue's slots
 	// are allocated up front (a few hundred bytes each; a row references
@@ -102,6 +115,33 @@ type AsyncOptions struct {
 	DropLogInterval time.Duration
 }
 
+// check returns what is wrong with cfg, or "": zero fields take their
+// defaults, a negative one is a mistake (MaxRetries excepted, whose
+// negative value means until Close), as is an unknown Policy or
+// Durability (see package middleware's doc, "Knobs").
+func (cfg *AsyncOptions) check() string {
+	for _, f := range [...]struct {
+		name string
+		v    int64
+	}{
+		{"QueueSize", int64(cfg.QueueSize)}, {"BatchSize", int64(cfg.BatchSize)},
+		{"FlushInterval", int64(cfg.FlushInterval)}, {"BlockTimeout", int64(cfg.BlockTimeout)},
+		{"Backoff", int64(cfg.Backoff)}, {"MaxBackoff", int64(cfg.MaxBackoff)},
+		{"WriteTimeout", int64(cfg.WriteTimeout)}, {"DropLogInterval", int64(cfg.DropLogInterval)},
+	} {
+		if f.v < 0 {
+			return "AsyncOptions." + f.name + " must not be negative (zero means the default)"
+		}
+	}
+	if cfg.Policy != Drop && cfg.Policy != Block {
+		return fmt.Sprintf("AsyncOptions.Policy %d is neither Drop nor Block", int(cfg.Policy))
+	}
+	if cfg.Durability != DurabilityMemory && cfg.Durability != DurabilityDisk {
+		return fmt.Sprintf("AsyncOptions.Durability %d is neither DurabilityMemory nor DurabilityDisk", int(cfg.Durability))
+	}
+	return ""
+}
+
 // Stats are an [Async]'s counters, in rows.
 type Stats struct {
 	// Written is how many rows the sink took (directly or replayed).
@@ -116,6 +156,10 @@ type Stats struct {
 	Retried uint64
 	// Fallback is how many rows went to the fallback sink.
 	Fallback uint64
+	// Refused is how many rows the sink refused for their data
+	// ([ErrRowRefused]): each went to the fallback sink on its own (and
+	// counts in Fallback too, or in Dropped when the fallback failed).
+	Refused uint64
 	// Dropped is how many rows were lost: the queue or the spool was full,
 	// or the fallback failed too. Drops are logged.
 	Dropped uint64
@@ -132,7 +176,7 @@ func (s Stats) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.Uint64("written", s.Written), slog.Uint64("spooled", s.Spooled),
 		slog.Uint64("replayed", s.Replayed), slog.Uint64("retried", s.Retried),
-		slog.Uint64("fallback", s.Fallback), slog.Uint64("dropped", s.Dropped),
+		slog.Uint64("fallback", s.Fallback), slog.Uint64("refused", s.Refused), slog.Uint64("dropped", s.Dropped),
 		slog.Int("queued", s.Queued), slog.Int("spool_rows", s.SpoolRows), slog.Int64("spool_bytes", s.SpoolBytes))
 }
 
@@ -168,9 +212,9 @@ type Async struct {
 	closeErr error
 	waiters  sync.Pool
 
-	written, spooled, replayed, retried, fallback, dropped atomic.Uint64
-	droppedLogged                                          uint64 // the dispatcher's
-	spoolFailing                                           atomic.Bool
+	written, spooled, replayed, retried, fallback, refused, dropped atomic.Uint64
+	droppedLogged                                                   uint64 // the dispatcher's
+	spoolFailing                                                    atomic.Bool
 }
 
 type queued struct {
@@ -179,13 +223,18 @@ type queued struct {
 }
 
 // NewAsync starts a writer to sink. Call [Async.Close] to flush and stop
-// it. A nil sink, or [DurabilityDisk] without a spool, panics.
+// it. A nil sink, [DurabilityDisk] without a spool, a negative duration or
+// size in cfg (zero means the default) or an unknown Policy or Durability
+// is a construction mistake: NewAsync panics naming it.
 func NewAsync(sink Sink, cfg AsyncOptions) *Async {
 	if sink == nil {
 		panic("audit.NewAsync: nil sink")
 	}
 	if cfg.Durability == DurabilityDisk && cfg.Spool == nil {
 		panic("audit.NewAsync: DurabilityDisk needs AsyncOptions.Spool")
+	}
+	if err := cfg.check(); err != "" {
+		panic("audit.NewAsync: " + err)
 	}
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = 8192
@@ -262,7 +311,7 @@ func (a *Async) emit(ctx context.Context, r *Record) {
 		r.Arguments = bytes.Clone(r.Arguments)
 	}
 	var done chan struct{}
-	if a.cfg.Durability == DurabilityDisk {
+	if a.cfg.Durability == DurabilityDisk && r.Kind != KindHTTP {
 		done = a.waiters.Get().(chan struct{})
 	}
 	a.inflight.Add(1)
@@ -348,7 +397,7 @@ func (a *Async) lateRow(ctx context.Context, r Record) {
 func (a *Async) Stats() Stats {
 	st := Stats{
 		Written: a.written.Load(), Spooled: a.spooled.Load(), Replayed: a.replayed.Load(),
-		Retried: a.retried.Load(), Fallback: a.fallback.Load(), Dropped: a.dropped.Load(),
+		Retried: a.retried.Load(), Fallback: a.fallback.Load(), Refused: a.refused.Load(), Dropped: a.dropped.Load(),
 		Queued: a.q.len(),
 	}
 	if a.spool != nil {
@@ -554,6 +603,7 @@ func (a *Async) write() {
 	defer close(a.done)
 	closing := false
 	wrote := 0
+	var forgot time.Time
 	for {
 		if a.spool != nil {
 			e, recs, ok, err := a.spool.peek()
@@ -569,8 +619,12 @@ func (a *Async) write() {
 				if !a.replay(e, recs, closing) {
 					return // Close gave up, or the sink failed during Close: the rest stays spooled
 				}
-				if wrote++; wrote%256 == 0 || a.spool.empty() {
+				// The ledger is trimmed every 256 batches, and when the
+				// spool is empty at most once a second (with DurabilityDisk
+				// it empties after nearly every batch).
+				if wrote++; wrote%256 == 0 || (a.spool.empty() && time.Since(forgot) >= time.Second) {
 					a.forget()
+					forgot = time.Now()
 				}
 				continue
 			}
@@ -606,15 +660,21 @@ func (a *Async) write() {
 }
 
 // replay writes a spooled batch, retrying until the sink takes it (or,
-// during Close, once). It reports whether the batch was written.
+// during Close, once). It reports whether the batch was written. A batch
+// the sink refuses for the data of a row is split to find the row (see
+// [ErrRowRefused]): the parts written stay written while an outage is
+// retried, and a part is written once with an [OnceSink] whatever
+// happens, since its id names where it starts in the batch.
 func (a *Async) replay(e *entry, recs []Record, closing bool) bool {
-	n := uint64(len(recs))
+	id := BatchID{Spool: a.spool.ID(), Seq: e.seq}
+	left := wholeBatch(len(recs))
 	wait := a.cfg.Backoff
 	for attempt := 0; ; attempt++ {
-		err := a.writeOnce(BatchID{Spool: a.spool.ID(), Seq: e.seq}, recs)
+		answered, err := a.writeParts(&left, recs, &id)
+		if answered {
+			wait = a.cfg.Backoff // the sink answers: a new outage backs off from the start
+		}
 		if err == nil {
-			a.written.Add(n)
-			a.replayed.Add(n)
 			if err := a.spool.ack(e); err != nil {
 				a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool", slog.String("error", err.Error()))
 			}
@@ -629,7 +689,7 @@ func (a *Async) replay(e *entry, recs []Record, closing bool) bool {
 		}
 		if attempt == 0 {
 			a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelWarn, "toolmw/audit: sink write failed; rows stay in the spool and are retried",
-				slog.Int("rows", len(recs)), slog.Int("spool_rows", a.spool.Rows()), slog.String("error", err.Error()))
+				slog.Int("rows", left.rows()), slog.Int("spool_rows", a.spool.Rows()), slog.String("error", err.Error()))
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -641,30 +701,103 @@ func (a *Async) replay(e *entry, recs []Record, closing bool) bool {
 			t.Stop()
 			closing = true
 		}
-		a.retried.Add(n)
+		a.retried.Add(uint64(left.rows()))
 		wait = min(2*wait, a.cfg.MaxBackoff)
 	}
 }
 
-// writeOnce makes one attempt, bounded by WriteTimeout.
-func (a *Async) writeOnce(id BatchID, batch []Record) error {
+// part is the rows [lo, hi) of a batch.
+type part struct{ lo, hi int }
+
+// parts is what is left to write of a batch, a stack whose last part is
+// written next. It starts as the whole batch; a part the sink refuses for
+// its data is replaced by its two halves, and a refused single row leaves
+// it for the fallback sink. Bisection finds k refused rows of n in about
+// 2k·log2(n) writes, each on fewer rows, and writes every other row.
+type parts []part
+
+func wholeBatch(n int) parts { return parts{{0, n}} }
+
+// rows counts the rows left.
+func (p parts) rows() int {
+	n := 0
+	for _, q := range p {
+		n += q.hi - q.lo
+	}
+	return n
+}
+
+// writeParts writes what is left of batch, part by part, until every row
+// is written or refused (and sent to the fallback sink), or until the sink
+// fails for another reason than the data: it then returns that error, and
+// left holds what is still to write. answered reports whether the sink
+// took or refused a part before that (the outage is new: the caller's
+// retries start again). id numbers a batch from the spool (whose rows
+// count as replayed); nil for one written directly.
+func (a *Async) writeParts(left *parts, batch []Record, id *BatchID) (answered bool, err error) {
+	for ; len(*left) > 0; answered = true {
+		top := len(*left) - 1
+		p := (*left)[top]
+		rows := batch[p.lo:p.hi]
+		err = a.writePart(id, p.lo, rows)
+		switch {
+		case err == nil:
+			*left = (*left)[:top]
+			a.written.Add(uint64(len(rows)))
+			if id != nil {
+				a.replayed.Add(uint64(len(rows)))
+			}
+		case !errors.Is(err, ErrRowRefused):
+			return answered, err // an outage: retried, never split
+		case len(rows) == 1:
+			*left = (*left)[:top]
+			a.refuse(rows[0], err)
+		default:
+			mid := p.lo + len(rows)/2
+			(*left)[top] = part{mid, p.hi}
+			*left = append(*left, part{p.lo, mid}) // the first half first: rows keep their order
+		}
+	}
+	return answered, nil
+}
+
+// writePart makes one attempt to write rows, which start at index first
+// of the batch id numbers (nil: a batch not numbered), bounded by
+// WriteTimeout.
+func (a *Async) writePart(id *BatchID, first int, rows []Record) error {
 	ctx, cancel := context.WithTimeout(a.runCtx, a.cfg.WriteTimeout)
 	defer cancel()
-	if a.onceSink != nil {
-		return safeCall(func() error { return a.onceSink.WriteBatchOnce(ctx, id, batch) })
+	if id != nil && a.onceSink != nil {
+		pid := *id
+		pid.First = first
+		return safeCall(func() error { return a.onceSink.WriteBatchOnce(ctx, pid, rows) })
 	}
-	return safeWrite(ctx, a.sink, batch)
+	return safeWrite(ctx, a.sink, rows)
+}
+
+// maxRefusalNote bounds the store's error in a refused row's note: the
+// error may quote the value it refused.
+const maxRefusalNote = 1024
+
+// refuse sends a row the sink refused for its data to the fallback sink,
+// with the store's error in the note [NoteRefused], and counts it.
+func (a *Async) refuse(r Record, cause error) {
+	a.refused.Add(1)
+	r.Notes = append(slices.Clip(r.Notes), toolctx.Note{Key: NoteRefused, Value: cut(cause.Error(), maxRefusalNote)})
+	batch := [1]Record{r}
+	a.toFallback(context.Background(), batch[:], cause)
 }
 
 // writeDirect writes a batch handed over by the dispatcher. With a spool,
-// one attempt, and the batch is spooled if it fails; without, retries and
+// one attempt, and the batch is spooled if it fails (a batch refused for
+// the data of a row too: its replay finds the row); without, retries and
 // then the fallback.
 func (a *Async) writeDirect(batch []Record) {
 	n := uint64(len(batch))
 	if a.spool != nil {
 		id, err := a.spool.nextID()
 		if err == nil {
-			if err = a.writeOnce(id, batch); err == nil {
+			if err = a.writePart(&id, 0, batch); err == nil {
 				a.written.Add(n)
 				a.recycle(batch)
 				return
@@ -676,23 +809,26 @@ func (a *Async) writeDirect(batch []Record) {
 		a.spooledOrLost(batch, err) // the spool keeps the buffer
 		return
 	}
+	left := wholeBatch(len(batch))
 	wait := a.cfg.Backoff
 	var err error
 	for attempt := 0; a.runCtx.Err() == nil; attempt++ {
-		ctx, cancel := context.WithTimeout(a.runCtx, a.cfg.WriteTimeout)
-		err = safeWrite(ctx, a.sink, batch)
-		cancel()
-		if err == nil {
-			a.written.Add(n)
+		var answered bool
+		if answered, err = a.writeParts(&left, batch, nil); err == nil {
 			a.recycle(batch)
 			return
+		}
+		if answered {
+			// The sink took or refused parts before this failure: the
+			// retries are counted from this one.
+			attempt, wait = 0, a.cfg.Backoff
 		}
 		if a.cfg.MaxRetries >= 0 && attempt >= a.cfg.MaxRetries {
 			break
 		}
 		if attempt == 0 {
 			a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelWarn, "toolmw/audit: sink write failed; retrying",
-				slog.Int("rows", len(batch)), slog.String("error", err.Error()))
+				slog.Int("rows", left.rows()), slog.String("error", err.Error()))
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -703,13 +839,20 @@ func (a *Async) writeDirect(batch []Record) {
 		if a.runCtx.Err() != nil {
 			break
 		}
-		a.retried.Add(n)
+		a.retried.Add(uint64(left.rows()))
 		wait = min(2*wait, a.cfg.MaxBackoff)
 	}
 	if err == nil {
 		err = a.runCtx.Err()
 	}
-	a.toFallback(context.Background(), batch, err)
+	rest := batch
+	if len(left) != 1 || left[0] != (part{0, len(batch)}) {
+		rest = make([]Record, 0, left.rows())
+		for i := len(left) - 1; i >= 0; i-- {
+			rest = append(rest, batch[left[i].lo:left[i].hi]...)
+		}
+	}
+	a.toFallback(context.Background(), rest, err)
 	a.recycle(batch)
 }
 
@@ -725,8 +868,11 @@ func (a *Async) forget() {
 
 func (a *Async) toFallback(ctx context.Context, batch []Record, cause error) {
 	n := uint64(len(batch))
-	a.cfg.FallbackLogger.LogAttrs(ctx, slog.LevelError, "toolmw/audit: sending rows to the fallback sink",
-		slog.Int("rows", len(batch)), slog.String("error", cause.Error()))
+	attrs := []slog.Attr{slog.Int("rows", len(batch)), slog.String("error", cause.Error())}
+	if len(batch) == 1 {
+		attrs = append(attrs, slog.String("call_id", batch[0].CallID))
+	}
+	a.cfg.FallbackLogger.LogAttrs(ctx, slog.LevelError, "toolmw/audit: sending rows to the fallback sink", attrs...)
 	if err := safeWrite(ctx, a.cfg.Fallback, batch); err != nil {
 		a.dropped.Add(n)
 		a.cfg.FallbackLogger.LogAttrs(ctx, slog.LevelError, "toolmw/audit: the fallback sink failed; rows dropped",
@@ -736,17 +882,35 @@ func (a *Async) toFallback(ctx context.Context, batch []Record, cause error) {
 	a.fallback.Add(n)
 }
 
+// ErrRowRefused is what a [Sink]'s error wraps (errors.Is) when the store
+// refused the batch for the data of a row in it (a number outside the
+// store's range, text it will not take, a value over a column's limit), not
+// because it is down, slow or misconfigured: the same rows would be refused
+// again. [Async] then splits the batch in halves, and the halves again,
+// until it has found the refused rows; it writes all the others, sends each
+// refused row to the fallback sink with the store's error in the note
+// [NoteRefused] (and the call id in the fallback logger's line), and
+// counts it in [Stats].Refused. A spooled batch is replayed the same way,
+// so a refused row never stalls the spool. Any other error is taken for an
+// outage: the batch is retried or spooled whole, never split. The SQL
+// store in audit/sqlstore wraps it for PostgreSQL's data errors and
+// SQLite's (see that package).
+var ErrRowRefused = errors.New("the store refused a row for its data")
+
+// NoteRefused is the note key of the store's error on a row that the store
+// refused ([ErrRowRefused]), as the fallback sink receives it.
+const NoteRefused = "refused_by_store"
+
 // safeWrite calls s.WriteBatch, turning a panic into an error.
 func safeWrite(ctx context.Context, s Sink, batch []Record) error {
 	return safeCall(func() error { return s.WriteBatch(ctx, batch) })
 }
 
-// safeCall calls f, turning a panic into an error.
+// safeCall calls f, turning a panic into an error. (It runs on the
+// writer's goroutine: a sink that calls runtime.Goexit ends the writer.)
 func safeCall(f func() error) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("audit: sink panicked: %v", v)
-		}
-	}()
-	return f()
+	if fault, ok := safecall.Call(func() { err = f() }, nil); !ok {
+		return errors.New("audit: sink panicked: " + errs.Describe(fault.Value))
+	}
+	return err
 }

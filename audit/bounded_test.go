@@ -57,7 +57,10 @@ func TestQueuedRowsHoldNoReferenceToTheCall(t *testing.T) {
 		t.Skip("sends 800 MB of arguments")
 	}
 	s := &stallSink{release: make(chan struct{})}
-	w := audit.NewAsync(s, audit.AsyncOptions{Fallback: &memSink{}, FallbackLogger: discardLogger(nil)})
+	// The store stalls until the test releases it: no write may time out
+	// first, however long 8192 calls take on a loaded machine (with the
+	// default 10 s, rows went to the fallback under -race on 2 busy cores).
+	w := audit.NewAsync(s, audit.AsyncOptions{Fallback: &memSink{}, FallbackLogger: discardLogger(nil), WriteTimeout: time.Hour})
 	result := toolctx.TextResult("ok")
 	h, err := middleware.New(audit.Interceptor(w)).ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
 		return result

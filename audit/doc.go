@@ -5,7 +5,7 @@
 // # The row
 //
 // A [Record] has the time, kind, call id, request id, session id, transport,
-// tool, the caller's subject (never a credential), an [Outcome] from a
+// tool, the caller's subject (never a credential), a [RowOutcome] from a
 // small closed set (ok, error, rejected, canceled, timeout, panic), the
 // public error code, a message, the public error detail and the duration;
 // HTTP rows add method, path and status.
@@ -21,8 +21,8 @@
 // it holds the public message, which is what the caller was told, so row
 // and response agree. A stack is never written (a panic's row holds its
 // value).
-// Arguments are recorded only through a [Redactor] the user passes with
-// [WithArguments]; the client's _meta is recorded as untrusted, without the
+// Arguments are recorded only through a [middleware.ArgumentsRedactor] the
+// user passes with [WithArguments]; the client's _meta is recorded as untrusted, without the
 // protocol's own "io.modelcontextprotocol/" keys.
 //
 // # Wiring

@@ -54,8 +54,8 @@ func Example_slogMulti() {
 	res := tool.CallTool(context.Background(), &toolctx.Request{Tool: "invoices", CallID: "call-1", Transport: toolctx.TransportStdio})
 	fmt.Println("the client was told:", res.Error.Message)
 	// Output:
-	// {"level":"ERROR","msg":"toolmw audit","kind":"tool","call_id":"call-1","transport":"stdio","tool":"invoices","outcome":"error","code":"internal","message":"dial tcp 10.0.0.7:5432: connection refused"}
-	// level=ERROR msg="toolmw audit" kind=tool call_id=call-1 transport=stdio tool=invoices outcome=error code=internal message="dial tcp 10.0.0.7:5432: connection refused"
+	// {"level":"ERROR","msg":"toolmw audit","kind":"tool","call_id":"call-1","transport":"stdio","tool":"invoices","outcome":"error","code":"internal","message":"dial tcp 10.0.0.7:5432: connection refused","response_bytes":69,"content_blocks":1}
+	// level=ERROR msg="toolmw audit" kind=tool call_id=call-1 transport=stdio tool=invoices outcome=error code=internal message="dial tcp 10.0.0.7:5432: connection refused" response_bytes=69 content_blocks=1
 	// audit handler failed: collector: connection refused
 	// the client was told: internal error: the tool failed; the cause was recorded on the server
 }

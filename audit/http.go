@@ -9,6 +9,7 @@ import (
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/internal/httpslot"
 	"github.com/toolmw/toolmw/internal/httpwrap"
+	"github.com/toolmw/toolmw/internal/safecall"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -32,26 +33,28 @@ import (
 // with an error of its own passes its public code and message with
 // [NoteHTTPError]. Without either, the row's message is the status text. It
 // is never a raw error.
+//
+// A nil e is a construction mistake: HTTP panics (see package middleware's
+// doc, "Knobs"); leave the layer out to write no HTTP rows.
 func HTTP(e Emitter) func(http.Handler) http.Handler {
+	if e == nil {
+		panic("audit.HTTP: the emitter is nil")
+	}
 	return func(next http.Handler) http.Handler {
-		if e == nil {
-			return next
-		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			slot := &httpslot.Slot{RequestID: toolctx.RequestIDFrom(r.Context()), Identity: toolctx.IdentityFrom(r.Context())}
 			ctx := httpslot.With(r.Context(), slot)
 			sw, st := httpwrap.Wrap(w, nil)
-			defer func() {
-				v := recover()
+			row := func(faulted bool) {
 				status := st.Code()
-				if v != nil && !st.Wrote() {
+				if faulted && !st.Wrote() {
 					status = http.StatusInternalServerError
 				}
 				if status == 0 {
 					status = http.StatusOK
 				}
-				if v == nil && errors.Is(r.Context().Err(), context.Canceled) && !st.Wrote() {
+				if !faulted && errors.Is(r.Context().Err(), context.Canceled) && !st.Wrote() {
 					status = 499 // client closed the request
 				}
 				rec := Record{
@@ -69,12 +72,12 @@ func HTTP(e Emitter) func(http.Handler) http.Handler {
 						rec.Code, rec.Message, rec.Detail = slot.Public.Code, slot.Public.Message, slot.Public.Detail
 					}
 				}
-				e.Emit(ctx, rec)
-				if v != nil {
-					panic(v)
-				}
-			}()
-			next.ServeHTTP(sw, r.WithContext(ctx))
+				emitSafely(ctx, nil, e, &rec)
+			}
+			// A panic (or a Goexit) gets its row, as a 500 when nothing
+			// was written, and goes on to a recoverer outside.
+			safecall.Observe(func() { next.ServeHTTP(sw, r.WithContext(ctx)) }, func(safecall.Fault) { row(true) })
+			row(false)
 		})
 	}
 }

@@ -6,38 +6,40 @@ import (
 	"log/slog"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/safecall"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 )
-
-// Redactor returns what may be recorded of a call's arguments: a redacted
-// copy of args, or nil to record none. It must not change args, and must
-// not panic.
-type Redactor func(tool string, args json.RawMessage) json.RawMessage
 
 // Option configures [Interceptor].
 type Option func(*config)
 
 type config struct {
-	redact   Redactor
+	redact   middleware.ArgumentsRedactor
 	noMeta   bool
 	mwOpts   []middleware.Option
 	fallback *slog.Logger
+
+	mistake string // the first option given a value it cannot use
 }
 
-// logger is the fallback logger: the one set with WithFallbackLogger, or
-// slog.Default() at the time of the report.
-func (c *config) logger() *slog.Logger {
-	if c.fallback != nil {
-		return c.fallback
+func (c *config) fail(msg string) {
+	if c.mistake == "" {
+		c.mistake = msg
 	}
-	return slog.Default()
 }
 
 // WithArguments records the call's arguments as redact returns them. Without
-// it no argument is ever recorded.
-func WithArguments(redact Redactor) Option {
-	return func(c *config) { c.redact = redact }
+// it no argument is ever recorded. A nil redact is a construction mistake:
+// leave the option out to record none.
+func WithArguments(redact middleware.ArgumentsRedactor) Option {
+	return func(c *config) {
+		if redact == nil {
+			c.fail("WithArguments(nil): pass a redactor, or leave the option out to record no arguments")
+			return
+		}
+		c.redact = redact
+	}
 }
 
 // WithoutClientMeta leaves the client's _meta out of rows. By default it is
@@ -58,9 +60,14 @@ func WithNormalizer(n errs.Normalizer) Option {
 // WithFallbackLogger sets where a row goes that the emitter could not take
 // (it panicked), and where the interceptor's own faults are reported, each
 // with the call id: the same knob as [middleware.WithFallbackLogger].
-// Default: slog.Default().
+// Default: slog.Default() at the time of the report. A nil l is a
+// construction mistake: leave the option out for the default.
 func WithFallbackLogger(l *slog.Logger) Option {
 	return func(c *config) {
+		if l == nil {
+			c.fail("WithFallbackLogger(nil): pass a logger, or leave the option out for slog.Default()")
+			return
+		}
 		c.fallback = l
 		c.mwOpts = append(c.mwOpts, middleware.WithFallbackLogger(l))
 	}
@@ -75,7 +82,9 @@ func WithFallbackLogger(l *slog.Logger) Option {
 //	w := audit.NewAsync(store, audit.AsyncOptions{})
 //	chain := middleware.New(audit.Interceptor(w), middleware.Diagnostics(report), middleware.Recover)
 //
-// A nil e panics: a construction mistake (see package middleware's doc).
+// A nil e, or an option given a value it cannot use, panics: a
+// construction mistake (see package middleware's doc, "Knobs"). A nil
+// option is skipped.
 //
 // The row's message is the raw message (the cause's server-side text, as
 // [errs.Describe] renders it; for a panic the value, never the stack) only
@@ -97,6 +106,9 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 	if e == nil {
 		panic("audit.Interceptor: the emitter is nil")
 	}
+	if c.mistake != "" {
+		panic("audit.Interceptor: " + c.mistake)
+	}
 	hook := func(ctx context.Context, info middleware.CallInfo) {
 		r := Record{
 			Time:      info.Start,
@@ -112,6 +124,10 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			Duration:  info.Duration,
 			Notes:     info.Result.Notes(),
 		}
+		if info.Request != nil {
+			r.RequestBytes = len(info.Request.Arguments)
+		}
+		r.ResponseBytes, r.ContentBlocks = responseSize(info.Result, &info.Outcome)
 		if info.Outcome.InputRequired {
 			r.Outcome = OutcomeInputRequired
 		}
@@ -145,34 +161,28 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 // redacted is c.redact's copy of req's arguments; a redactor that panics
 // records none, and the row is still written.
 func (c *config) redacted(ctx context.Context, req *toolctx.Request) (args json.RawMessage) {
-	defer func() {
-		if v := recover(); v != nil {
-			args = nil
-			c.logger().ErrorContext(ctx, "toolmw/audit: the redactor panicked; the row is written without arguments",
-				"panic", errs.Describe(v), "call_id", req.CallID)
-		}
-	}()
-	return c.redact(req.Tool, req.Arguments)
+	safecall.Reporter{Logger: c.fallback, Describe: errs.Describe}.Call(ctx,
+		"toolmw/audit: the redactor panicked; the row is written without arguments",
+		func() { args = c.redact(req.Tool, req.Arguments) },
+		func() []slog.Attr { return []slog.Attr{slog.String("call_id", req.CallID)} })
+	return args
 }
 
 // emit hands r to e. An emitter that panics (or calls runtime.Goexit) does
 // not lose the row: it is written to the fallback logger, with the call id.
 func (c *config) emit(ctx context.Context, e Emitter, r *Record) {
-	done := false
-	defer func() {
-		if done {
-			return
-		}
-		v := recover()
-		what := "runtime.Goexit"
-		if v != nil {
-			what = errs.Describe(v)
-		}
+	emitSafely(ctx, c.fallback, e, r)
+}
+
+// emitSafely hands r to e; when e panics (or calls runtime.Goexit), the
+// row goes to l (nil: slog.Default()), cut to [DefaultLimits], with the
+// call id and the panic.
+func emitSafely(ctx context.Context, l *slog.Logger, e Emitter, r *Record) {
+	safecall.Call(func() { e.Emit(ctx, *r) }, func(f safecall.Fault) {
 		row := *r
 		DefaultLimits().Apply(&row)
-		c.logger().ErrorContext(ctx, "toolmw/audit: the emitter panicked; row logged here instead",
-			"panic", what, "call_id", r.CallID, "row", row)
-	}()
-	e.Emit(ctx, *r)
-	done = true
+		safecall.Reporter{Logger: l, Describe: errs.Describe}.Report(ctx,
+			"toolmw/audit: the emitter panicked; row logged here instead", f,
+			slog.String("call_id", r.CallID), slog.Any("row", row))
+	})
 }

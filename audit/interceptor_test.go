@@ -51,7 +51,7 @@ type rowCase struct {
 	ctx     func() (context.Context, context.CancelFunc)
 	timeout time.Duration
 
-	outcome audit.Outcome
+	outcome audit.RowOutcome
 	code    errs.Code
 	message string // exact
 	raw     bool   // the canary must be in the row
@@ -537,7 +537,7 @@ func TestOutcomesClosedSet(t *testing.T) {
 	for _, o := range audit.Outcomes() {
 		assert.True(t, o.Valid(), o)
 	}
-	assert.False(t, audit.Outcome("weird").Valid())
+	assert.False(t, audit.RowOutcome("weird").Valid())
 }
 
 // TestClientMetaThroughAsync checks the rows' _meta through an Async: the

@@ -21,44 +21,46 @@ const (
 	KindHTTP Kind = "http"
 )
 
-// Outcome is how a call or request ended: a small closed set, stable as
-// strings, so queries and dashboards may match on them.
-type Outcome string
+// RowOutcome is the outcome column of a row: how a call or request ended,
+// as one word of a small closed set, stable as strings, so queries and
+// dashboards may match on them. It is the row's label, made from the call's
+// [toolctx.Outcome] (the classification every hook receives) and its cause.
+type RowOutcome string
 
 // The outcomes.
 const (
 	// OutcomeOK: the call succeeded (HTTP: a status below 400).
-	OutcomeOK Outcome = "ok"
+	OutcomeOK RowOutcome = "ok"
 	// OutcomeError: the call failed after it was accepted, with a public
 	// error (the row holds its public message) or an internal one (the row
 	// holds the raw message).
-	OutcomeError Outcome = "error"
+	OutcomeError RowOutcome = "error"
 	// OutcomeRejected: the call was refused before doing its work: unknown
 	// tool, malformed request, invalid arguments, unauthenticated,
 	// permission denied, rate limited or over quota (HTTP: 400, 401, 403,
 	// 404, 405, 413, 415 or 429).
-	OutcomeRejected Outcome = "rejected"
+	OutcomeRejected RowOutcome = "rejected"
 	// OutcomeCanceled: the client cancelled the call.
-	OutcomeCanceled Outcome = "canceled"
+	OutcomeCanceled RowOutcome = "canceled"
 	// OutcomeTimeout: the call ran past its deadline.
-	OutcomeTimeout Outcome = "timeout"
+	OutcomeTimeout RowOutcome = "timeout"
 	// OutcomePanic: a handler or interceptor panicked; the row holds the
 	// panic value's message, never the stack.
-	OutcomePanic Outcome = "panic"
+	OutcomePanic RowOutcome = "panic"
 	// OutcomeInputRequired: the round answered that the call needs the
 	// client's input first (a multi-round-trip request,
 	// [toolctx.InputRequired]); the client's next round has a row of its
 	// own.
-	OutcomeInputRequired Outcome = "input_required"
+	OutcomeInputRequired RowOutcome = "input_required"
 )
 
 // Outcomes returns every outcome, in a fixed order.
-func Outcomes() []Outcome {
-	return []Outcome{OutcomeOK, OutcomeError, OutcomeRejected, OutcomeCanceled, OutcomeTimeout, OutcomePanic, OutcomeInputRequired}
+func Outcomes() []RowOutcome {
+	return []RowOutcome{OutcomeOK, OutcomeError, OutcomeRejected, OutcomeCanceled, OutcomeTimeout, OutcomePanic, OutcomeInputRequired}
 }
 
 // Valid reports whether o is one of [Outcomes].
-func (o Outcome) Valid() bool {
+func (o RowOutcome) Valid() bool {
 	switch o {
 	case OutcomeOK, OutcomeError, OutcomeRejected, OutcomeCanceled, OutcomeTimeout, OutcomePanic, OutcomeInputRequired:
 		return true
@@ -69,7 +71,7 @@ func (o Outcome) Valid() bool {
 // outcomeOf returns the outcome of a failed call from its public code and
 // raw cause: [OutcomePanic] when the raw message was scrubbed and the cause
 // is an [*errs.PanicError], otherwise by code.
-func outcomeOf(code errs.Code, scrubbed bool, cause error) Outcome {
+func outcomeOf(code errs.Code, scrubbed bool, cause error) RowOutcome {
 	if scrubbed && cause != nil {
 		// Not errors.As: the walk must end, and not panic, whatever the
 		// cause's Unwrap and As methods do.
@@ -128,7 +130,7 @@ type Record struct {
 	// outcome, written when the task ended. Empty for an ordinary call.
 	TaskID string
 	// Outcome is how the call ended.
-	Outcome Outcome
+	Outcome RowOutcome
 	// Code is the public error code; empty on success.
 	Code errs.Code
 	// Message is the public message, or the raw message where the caller's
@@ -155,6 +157,26 @@ type Record struct {
 	Path string
 	// Status is the HTTP status code (HTTP rows).
 	Status int
+	// RequestBytes is the size of the call's arguments: the raw JSON the
+	// client sent, as the adapter received it (tool rows).
+	RequestBytes int
+	// ResponseBytes is the size of the result's payload as the adapter
+	// sends it, counted from the result without encoding it again (tool
+	// rows): a text block's UTF-8 bytes (before JSON escaping), an image's,
+	// audio's or blob's base64 length, a resource link's URI and an
+	// embedded text resource's text, plus the structured content's JSON:
+	// its length when it is JSON already, as [toolctx.StructuredResult]
+	// and typed tools make it; any other value is estimated without
+	// encoding it (its maps, slices and strings walked, escapes not
+	// counted; every other value, a struct or a json.Marshaler included,
+	// as 8 bytes). A failure counts the one text block the caller receives
+	// (the public message); an input-required answer counts 0. The JSON-RPC
+	// framing, field names, annotations and _meta are not counted.
+	ResponseBytes int
+	// ContentBlocks is how many content blocks the result sent back had
+	// (tool rows): 1 for a failure answered with its public message, 0 for
+	// an input-required answer.
+	ContentBlocks int
 	// TraceID and SpanID name the trace span of the call (32 and 16 hex
 	// digits), when a tracing interceptor outside this one (otelmw) had a
 	// recording span: join the row with its trace on them. Empty otherwise.
@@ -174,7 +196,7 @@ func (r *Record) Attrs() []slog.Attr {
 }
 
 // maxAttrs is how many attributes a row has at most.
-const maxAttrs = 22
+const maxAttrs = 25
 
 // appendAttrs appends the row's non-empty fields to attrs (the time first
 // when withTime is set) and returns the extended slice.
@@ -211,9 +233,67 @@ func (r *Record) appendAttrs(attrs []slog.Attr, withTime bool) []slog.Attr {
 	if len(r.Notes) > 0 {
 		attrs = append(attrs, slog.Any("notes", notesValue(r.Notes)))
 	}
+	if r.RequestBytes != 0 {
+		attrs = append(attrs, slog.Int("request_bytes", r.RequestBytes))
+	}
+	if r.ResponseBytes != 0 || r.ContentBlocks != 0 {
+		attrs = append(attrs, slog.Int("response_bytes", r.ResponseBytes), slog.Int("content_blocks", r.ContentBlocks))
+	}
 	attrs = appendString(attrs, "trace_id", r.TraceID)
 	attrs = appendString(attrs, "span_id", r.SpanID)
 	return attrs
+}
+
+// responseSize returns a tool row's ResponseBytes and ContentBlocks (see
+// [Record]) from the final result and how the call ended, without encoding
+// the result but for structured content that is not JSON already.
+func responseSize(res *toolctx.CallResult, o *toolctx.Outcome) (bytes, blocks int) {
+	switch {
+	case o.InputRequired:
+		return 0, 0
+	case o.Failed && (res == nil || res.Cause() != nil || o.Scrubbed || len(res.Content) == 0):
+		return len(o.Public.Message), 1 // the adapter answers with the public message
+	}
+	for _, c := range res.Content {
+		bytes += contentBytes(c)
+	}
+	if !o.Failed { // a failure carries no structured content
+		bytes += structuredBytes(res.StructuredContent)
+	}
+	return bytes, len(res.Content)
+}
+
+// contentBytes is one content block's payload as the adapter sends it.
+func contentBytes(c toolctx.Content) int {
+	switch c := c.(type) {
+	case *toolctx.Text:
+		return len(c.Text)
+	case *toolctx.Image:
+		return base64Len(len(c.Data))
+	case *toolctx.Audio:
+		return base64Len(len(c.Data))
+	case *toolctx.ResourceLink:
+		return len(c.URI)
+	case *toolctx.EmbeddedResource:
+		return len(c.Resource.Text) + base64Len(len(c.Resource.Blob))
+	}
+	return 0
+}
+
+// base64Len is the length of n bytes in standard padded base64.
+func base64Len(n int) int { return (n + 2) / 3 * 4 }
+
+// structuredBytes is the length of v's JSON when v is JSON already, else
+// an estimate that encodes nothing (see [Record.ResponseBytes]): the
+// adapter encodes the result once, and the row must not encode it again.
+func structuredBytes(v any) int {
+	switch v := v.(type) {
+	case nil:
+		return 0
+	case json.RawMessage:
+		return len(v)
+	}
+	return jsonSize(v, -1)
 }
 
 // notesValue renders notes as a group of key=value attributes, in order.
@@ -250,7 +330,7 @@ func (r *Record) Level() slog.Level {
 }
 
 // httpCode maps an HTTP status to the code and outcome of an HTTP row.
-func httpCode(status int) (errs.Code, Outcome) {
+func httpCode(status int) (errs.Code, RowOutcome) {
 	switch {
 	case status < 400:
 		return "", OutcomeOK

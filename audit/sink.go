@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/safecall"
 )
 
 // Sink writes batches of rows somewhere durable: a log ([SlogSink]), a
@@ -83,11 +84,11 @@ func Direct(s Sink, opts DirectOptions) Emitter {
 // into an error. (A sink that calls runtime.Goexit is not stopped; the
 // interceptor logs the row it was writing.)
 func writeOne(ctx context.Context, s Sink, r Record) (err error, panicked bool) {
-	defer func() {
-		if v := recover(); v != nil {
-			err, panicked = errs.NewPanicError(v), true
-		}
-	}()
 	batch := [1]Record{r}
-	return s.WriteBatch(context.WithoutCancel(ctx), batch[:]), false
+	safecall.Call(func() { err = s.WriteBatch(context.WithoutCancel(ctx), batch[:]) }, func(f safecall.Fault) {
+		if !f.Goexit {
+			err, panicked = errs.NewPanicError(f.Value), true
+		}
+	})
+	return err, panicked
 }

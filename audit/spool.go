@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -28,6 +29,12 @@ type BatchID struct {
 	Spool string
 	// Seq is the batch's number in that spool.
 	Seq uint64
+	// First is the index, in the batch numbered Seq, of the first row
+	// written with this id: 0 for the whole batch. [Async] writes a batch
+	// in parts when the store refuses a row of it ([ErrRowRefused]); each
+	// part is written once, and a later write of the whole batch (a replay
+	// after a restart) writes only the rows no part has written.
+	First int
 }
 
 // OnceSink is a [Sink] that can write a batch at most once per [BatchID]:
@@ -41,7 +48,10 @@ type BatchID struct {
 type OnceSink interface {
 	Sink
 	// WriteBatchOnce writes batch and records id in one transaction, or
-	// does nothing when id is recorded already.
+	// does nothing when id is recorded already. batch is the rows
+	// [id.First, id.First+len(batch)) of the batch numbered id.Seq: rows
+	// of it that an earlier write recorded (under another First) are not
+	// written again.
 	WriteBatchOnce(ctx context.Context, id BatchID, batch []Record) error
 	// ForgetBatches removes the ledger's ids of spool below seq: the spool
 	// will never send them again.
@@ -55,8 +65,9 @@ type SpoolOptions struct {
 	// answered as usual. Default 256 MiB.
 	MaxBytes int64
 	// SegmentBytes is the size at which the spool starts a new file; a file
-	// is deleted once all its batches are in the store. Default 4 MiB, at
-	// most MaxBytes/4.
+	// is deleted once all its batches are in the store and it is full (or
+	// the spool closes): the one being written is appended to meanwhile.
+	// Default 4 MiB, at most MaxBytes/4.
 	SegmentBytes int64
 	// FallbackLogger is where the spool reports what it found on open (a
 	// torn or corrupt file). The same knob as
@@ -145,10 +156,13 @@ func OpenSpool(dir string, cfg SpoolOptions) (*Spool, error) {
 	if dir == "" {
 		return nil, errors.New("audit: spool: the directory is empty")
 	}
-	if cfg.MaxBytes <= 0 {
+	if cfg.MaxBytes < 0 || cfg.SegmentBytes < 0 {
+		return nil, fmt.Errorf("audit: spool %q: SpoolOptions.MaxBytes and SegmentBytes must not be negative (zero means the default), got %d and %d", dir, cfg.MaxBytes, cfg.SegmentBytes)
+	}
+	if cfg.MaxBytes == 0 {
 		cfg.MaxBytes = 256 << 20
 	}
-	if cfg.SegmentBytes <= 0 {
+	if cfg.SegmentBytes == 0 {
 		cfg.SegmentBytes = 4 << 20
 	}
 	cfg.SegmentBytes = max(min(cfg.SegmentBytes, cfg.MaxBytes/4), 4096)
@@ -453,6 +467,9 @@ func (s *Spool) rotate() error {
 		}
 		_ = s.cur.Close()
 		s.cur = nil
+		if err := s.dropDoneTail(); err != nil {
+			return err
+		}
 	}
 	num := uint64(0)
 	if n := len(s.segs); n > 0 {
@@ -464,6 +481,23 @@ func (s *Spool) rotate() error {
 	}
 	s.cur = f
 	s.segs = append(s.segs, &segment{num: num, minSeq: ^uint64(0)})
+	return nil
+}
+
+// dropDoneTail deletes the last segment when all its batches are in the
+// store (ack keeps the one being written). Called with mu held, once the
+// segment is closed.
+func (s *Spool) dropDoneTail() error {
+	n := len(s.segs)
+	if n == 0 || s.segs[n-1].pending > 0 {
+		return nil
+	}
+	seg := s.segs[n-1]
+	s.segs = s.segs[:n-1]
+	s.size -= seg.size
+	if err := os.Remove(s.segPath(seg.num)); err != nil {
+		return fmt.Errorf("audit: spool %q: %w", s.dir, err)
+	}
 	return nil
 }
 
@@ -583,7 +617,14 @@ func (s *Spool) read(e *entry) (recs []Record, err error) {
 		return nil, fmt.Errorf("audit: spool %q: the batch at %s:%d is damaged", s.dir, s.segPath(e.seg.num), e.off)
 	}
 	recs = make([]Record, 0, e.rows) // no regrowing while it decodes
-	if err := json.Unmarshal(payload, &recs); err != nil {
+	// Numbers in the maps (ClientMeta, Detail) decode as json.Number, as
+	// they were written: a float64 would round an id above 2^53, and a
+	// number outside float64's range (1e999999, which a row may carry and
+	// the store refuses) would fail the whole batch here, where nothing
+	// can split it, instead of one row at the store.
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	if err := dec.Decode(&recs); err != nil {
 		return nil, fmt.Errorf("audit: spool %q: decode: %w", s.dir, err)
 	}
 	return recs, nil
@@ -614,8 +655,15 @@ func (s *Spool) ack(e *entry) error {
 		return nil
 	}
 	if i == len(s.segs)-1 && s.cur != nil {
-		_ = s.cur.Close()
-		s.cur = nil
+		// The segment being written is kept, and the next batches are
+		// appended to it: rotate deletes it once it is full, and Close
+		// when it is done. With DurabilityDisk every batch is spooled and
+		// acknowledged at once, and deleting the file and creating another
+		// per batch made every fsync commit a file's creation and deletion
+		// (a truncation costs the same). Its frames stay on disk until
+		// then: after a crash they are replayed again, and an [OnceSink]
+		// skips them (lowWater keeps their ids in its ledger).
+		return nil
 	}
 	s.segs = slices.Delete(s.segs, i, i+1)
 	s.size -= seg.size
@@ -654,6 +702,9 @@ func (s *Spool) Close() error {
 			err = cerr
 		}
 		s.cur = nil
+		if derr := s.dropDoneTail(); err == nil {
+			err = derr
+		}
 	}
 	if cerr := s.lock.Close(); err == nil {
 		err = cerr

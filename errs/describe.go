@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolmw/toolmw/internal/errchain"
+	"github.com/toolmw/toolmw/internal/safecall"
 )
 
 // Describe returns the text of v for the server side (an audit row, a log
@@ -55,17 +56,16 @@ const MaxDescribeTime = time.Second
 func describeBounded(v any) string {
 	done := make(chan string, 1)
 	go func() {
-		returned := false
-		defer func() {
-			if !returned {
-				// describe recovers every panic: a Goexit. It ends only
-				// this goroutine.
+		var s string
+		// describe stops every panic: only a Goexit is a fault here, and
+		// it ends only this goroutine.
+		if _, ok := safecall.Call(func() { s = describe(v, 0) }, func(f safecall.Fault) {
+			if f.Goexit {
 				done <- fmt.Sprintf("!(%T: rendering it called runtime.Goexit)", v)
 			}
-		}()
-		s := describe(v, 0)
-		returned = true
-		done <- s
+		}); ok {
+			done <- s
+		}
 	}()
 	t := time.NewTimer(MaxDescribeTime)
 	defer t.Stop()
@@ -79,11 +79,10 @@ func describeBounded(v any) string {
 
 // The types whose rendering plain knows to be safe.
 var (
-	errorStringType = reflect.TypeOf(errors.New(""))
-	wrapErrorType   = reflect.TypeOf(fmt.Errorf("%w", errors.New("")))
-	wrapErrorsType  = reflect.TypeOf(fmt.Errorf("%w%w", errors.New(""), errors.New("")))
-	canceledType    = reflect.TypeOf(context.Canceled)
-	deadlineType    = reflect.TypeOf(context.DeadlineExceeded)
+	wrapErrorType  = reflect.TypeOf(fmt.Errorf("%w", errors.New("")))
+	wrapErrorsType = reflect.TypeOf(fmt.Errorf("%w%w", errors.New(""), errors.New("")))
+	canceledType   = reflect.TypeOf(context.Canceled)
+	deadlineType   = reflect.TypeOf(context.DeadlineExceeded)
 )
 
 // plain reports whether rendering v can neither block nor call
@@ -102,8 +101,11 @@ func plain(v any, depth int) bool {
 	case runtime.Error:
 		return reflect.TypeOf(v).PkgPath() == "runtime" || (reflect.TypeOf(v).Kind() == reflect.Pointer && reflect.TypeOf(v).Elem().PkgPath() == "runtime")
 	case error:
+		if errchain.IsErrorString(x) {
+			return true
+		}
 		switch reflect.TypeOf(v) {
-		case errorStringType, canceledType, deadlineType:
+		case canceledType, deadlineType:
 			return true
 		case wrapErrorType, wrapErrorsType:
 			// Their text is made when they are; what they wrap is
@@ -138,11 +140,14 @@ func cutDescription(s string) string {
 // describe is Describe; depth bounds the description of a panic raised by
 // a rendering (whose value may panic when rendered in turn).
 func describe(v any, depth int) (s string) {
-	defer func() {
-		if r := recover(); r != nil {
-			s = placeholder(v, r, depth)
-		}
-	}()
+	if fault, ok := safecall.Call(func() { s = render(v, depth) }, nil); !ok {
+		return placeholder(v, fault.Value, depth)
+	}
+	return s
+}
+
+// render is describe without the safety: the text of v, which may panic.
+func render(v any, depth int) (s string) {
 	switch x := v.(type) {
 	case nil:
 		return "<nil>"

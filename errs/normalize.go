@@ -5,6 +5,7 @@ import (
 
 	"github.com/toolmw/toolmw/internal/ctxend"
 	"github.com/toolmw/toolmw/internal/errchain"
+	"github.com/toolmw/toolmw/internal/safecall"
 )
 
 // Normalizer turns any error into the public envelope a client may see. The
@@ -117,12 +118,8 @@ func (n Normalizer) rules(err error, ended bool) (pub Public, scrubbed bool) {
 
 // mapped is n.Map(err), with a panic counting as nil.
 func (n Normalizer) mapped(err error) (m *Error) {
-	defer func() {
-		if recover() != nil {
-			m = nil
-		}
-	}()
-	return n.Map(err)
+	safecall.Call(func() { m = n.Map(err) }, nil) // a panic leaves m nil
+	return m
 }
 
 func (n Normalizer) generic() Public {

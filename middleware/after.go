@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/safecall"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/adapter"
 )
@@ -73,50 +74,47 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 	if fn == nil {
 		panic("middleware.After: the hook is nil")
 	}
-	o := newOptions(opts)
+	o := newOptions("After", opts)
 	return func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
 			start := time.Now()
-			const (
-				inNext = iota
-				inHook
-				done
-			)
-			stage := inNext
-			defer func() {
-				if stage == done {
-					return
+			// One deferred call guards both stages (a Scope adds no frame
+			// to the stack of a panic below): a panic or a Goexit of the
+			// rest of the chain is reported to fn and goes on, stopping it
+			// is Recover's or the adapter's; fn's own is stopped and
+			// reported to the fallback logger.
+			var s safecall.Scope
+			inHook := false
+			var info CallInfo
+			defer s.Handle(func(f safecall.Fault) (stop bool) {
+				if inHook {
+					o.hookFault(ctx, afterHookFault, f, info.Details)
+					return true
 				}
-				// recover returns nil only for runtime.Goexit: panic(nil)
-				// is a *runtime.PanicNilError since Go 1.21.
-				v := recover()
-				if stage == inHook {
-					o.hookFault(ctx, "toolmw: after hook panicked", v, toolctx.DetailsOf(req))
-					return
-				}
-				o.reportPanic(ctx, fn, req, start, panicError(v, v == nil))
-				if v != nil {
-					panic(v)
-				}
-				// A Goexit: returning lets it continue.
-			}()
+				o.reportPanic(ctx, fn, req, start, panicError(f))
+				return false
+			})
 			// What the adapter cannot send is recorded as the failure the
 			// client gets (adapter.Sendable), not as a success.
 			res = adapter.Sendable(ctx, next.CallTool(ctx, req))
-			info := CallInfo{Details: toolctx.DetailsOf(req), Request: req, Result: res, Start: start, Duration: time.Since(start)}
+			info = CallInfo{Details: toolctx.DetailsOf(req), Request: req, Result: res, Start: start, Duration: time.Since(start)}
 			if res.Failed() {
 				info.Outcome = toolctx.Classify(ctx, res, o.normalizer)
 				info.cause = res.Cause()
 			} else if res.InputRequired != nil {
 				info.Outcome.InputRequired = true
 			}
-			stage = inHook
+			inHook = true
 			fn(ctx, info)
-			stage = done
+			s.Returned()
 			return res
 		})
 	}
 }
+
+// afterHookFault is what the fallback logger is told of an After hook
+// that panicked.
+const afterHookFault = "toolmw: after hook panicked"
 
 // reportPanic tells fn about a call that panicked (or called
 // runtime.Goexit) through After.
@@ -129,12 +127,5 @@ func (o *options) reportPanic(ctx context.Context, fn AfterFunc, req *toolctx.Re
 		Outcome:  toolctx.Classify(ctx, toolctx.ErrorResult(pe), o.normalizer),
 		cause:    pe,
 	}
-	finished := false
-	defer func() {
-		if !finished {
-			o.hookFault(ctx, "toolmw: after hook panicked", recover(), info.Details)
-		}
-	}()
-	fn(ctx, info)
-	finished = true
+	o.callHook(ctx, afterHookFault, info.Details, func() { fn(ctx, info) })
 }

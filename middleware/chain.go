@@ -7,9 +7,10 @@ import (
 	"github.com/toolmw/toolmw/toolctx"
 )
 
-// ErrNilHandler is returned by [Chain.Then] and [Chain.ThenFunc] for a nil
-// handler.
-var ErrNilHandler = errors.New("middleware: Then needs a non-nil handler")
+// ErrNilHandler is what a nil handler is, wrapped with where it was given:
+// the error [Chain.Then] and [Chain.ThenFunc] return, and the value
+// [Chain.Middleware]'s middleware panics with (it cannot return an error).
+var ErrNilHandler = errors.New("middleware: nil handler")
 
 // Chain is an immutable list of interceptors. The zero Chain is empty and
 // ready to use.
@@ -38,13 +39,19 @@ func appendNonNil(dst, ms []toolctx.Middleware) []toolctx.Middleware {
 // called any number of times; each call wraps h anew.
 func (c Chain) Then(h toolctx.Handler) (toolctx.Handler, error) {
 	if h == nil {
-		return nil, ErrNilHandler
+		return nil, fmt.Errorf("%w: Chain.Then was given nil", ErrNilHandler)
 	}
-	for i := len(c.ms) - 1; i >= 0; i-- {
-		if h = c.ms[i](h); h == nil {
+	return wrap(c.ms, h, "Chain.Then")
+}
+
+// wrap is ms applied to h, innermost last; an interceptor that returns
+// nil is an error naming it and where (ctor) it was found.
+func wrap(ms []toolctx.Middleware, h toolctx.Handler, ctor string) (toolctx.Handler, error) {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if h = ms[i](h); h == nil {
 			// A broken interceptor: report it here rather than as a nil
 			// dereference on the first call.
-			return nil, fmt.Errorf("%w: interceptor %d of %d returned a nil handler", ErrNilHandler, i+1, len(c.ms))
+			return nil, fmt.Errorf("%w: %s: interceptor %d of %d returned a nil handler", ErrNilHandler, ctor, i+1, len(ms))
 		}
 	}
 	return h, nil
@@ -53,7 +60,7 @@ func (c Chain) Then(h toolctx.Handler) (toolctx.Handler, error) {
 // ThenFunc is Then(toolctx.HandlerFunc(fn)); a nil fn is an error.
 func (c Chain) ThenFunc(fn toolctx.HandlerFunc) (toolctx.Handler, error) {
 	if fn == nil {
-		return nil, ErrNilHandler
+		return nil, fmt.Errorf("%w: Chain.ThenFunc was given nil", ErrNilHandler)
 	}
 	return c.Then(fn)
 }
@@ -76,19 +83,21 @@ func (c Chain) Extend(d Chain) Chain {
 func (c Chain) Len() int { return len(c.ms) }
 
 // Middleware returns the chain as one [toolctx.Middleware], the form the
-// adapters take: c.Middleware()(h) is the handler c.Then(h) returns. It
-// panics on a nil handler, which only a broken adapter would pass, and on
-// an interceptor that returns a nil handler.
+// adapters take: c.Middleware()(h) is the handler c.Then(h) returns. A
+// toolctx.Middleware cannot return an error, so the mistakes Then returns
+// (a nil handler, which only a broken adapter would pass, an interceptor
+// that returns a nil handler) are panics there, with the same error
+// (errors.Is(v, ErrNilHandler)), when the adapter wraps the handler: at
+// construction still, never at the first call.
 func (c Chain) Middleware() toolctx.Middleware {
 	ms := c.ms
 	return func(h toolctx.Handler) toolctx.Handler {
 		if h == nil {
-			panic(ErrNilHandler)
+			panic(fmt.Errorf("%w: Chain.Middleware was applied to nil", ErrNilHandler))
 		}
-		for i := len(ms) - 1; i >= 0; i-- {
-			if h = ms[i](h); h == nil {
-				panic(fmt.Errorf("%w: interceptor %d of %d returned a nil handler", ErrNilHandler, i+1, len(ms)))
-			}
+		h, err := wrap(ms, h, "Chain.Middleware")
+		if err != nil {
+			panic(err)
 		}
 		return h
 	}

@@ -178,7 +178,15 @@ func TestMiddlewareEquivalence(t *testing.T) {
 	_ = chain.Append(tagMiddleware("t4"))
 	assert.Equal(t, []string{"t1", "t2", "t3", "app"}, run(t, m(testApp)), "a later Append does not change a Middleware taken earlier")
 
-	assert.PanicsWithValue(t, ErrNilHandler, func() { m(nil) }, "Middleware()(nil) panics with ErrNilHandler")
+	v := func() (v any) {
+		defer func() { v = recover() }()
+		m(nil)
+		return nil
+	}()
+	perr, isErr := v.(error)
+	require.True(t, isErr, "Middleware()(nil) panics with an error, not %T", v)
+	assert.ErrorIs(t, perr, ErrNilHandler, "Middleware()(nil) panics with ErrNilHandler")
+	assert.ErrorContains(t, perr, "Chain.Middleware", "naming where the nil was given")
 	assert.Equal(t, []string{"app"}, run(t, New().Middleware()(testApp)), "an empty chain's Middleware is the identity")
 
 	// A chain is itself a Middleware and nests in another chain.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/internal/ctxend"
+	"github.com/toolmw/toolmw/internal/safecall"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/adapter"
 )
@@ -73,25 +74,18 @@ func Diagnostics(fn DiagnosticsFunc, opts ...Option) toolctx.Middleware {
 	if fn == nil {
 		panic("middleware.Diagnostics: the hook is nil")
 	}
-	o := newOptions(opts)
+	o := newOptions("Diagnostics", opts)
 	return func(next toolctx.Handler) toolctx.Handler {
-		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-			returned := false
-			defer func() {
-				if returned {
-					return
-				}
-				// nil only for runtime.Goexit (see After).
-				v := recover()
+		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
+			// A panic or a Goexit is reported and goes on (see After).
+			var s safecall.Scope
+			defer s.Observe(func(f safecall.Fault) {
 				if !canceled(ctx) {
-					o.report(ctx, fn, NewDiagnosticEvent(toolctx.DetailsOf(req), errs.CodeInternal, panicError(v, v == nil)))
+					o.report(ctx, fn, NewDiagnosticEvent(toolctx.DetailsOf(req), errs.CodeInternal, panicError(f)))
 				}
-				if v != nil {
-					panic(v)
-				}
-			}()
-			res := adapter.Sendable(ctx, next.CallTool(ctx, req))
-			returned = true
+			})
+			res = adapter.Sendable(ctx, next.CallTool(ctx, req))
+			s.Returned()
 			if !res.Failed() {
 				return res
 			}
@@ -116,12 +110,5 @@ func canceled(ctx context.Context) bool {
 
 // report calls fn, catching and logging its panic (or Goexit).
 func (o *options) report(ctx context.Context, fn DiagnosticsFunc, ev DiagnosticEvent) {
-	finished := false
-	defer func() {
-		if !finished {
-			o.hookFault(ctx, "toolmw: diagnostics hook panicked", recover(), ev.Details)
-		}
-	}()
-	fn(ctx, ev)
-	finished = true
+	o.callHook(ctx, "toolmw: diagnostics hook panicked", ev.Details, func() { fn(ctx, ev) })
 }

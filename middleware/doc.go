@@ -38,16 +38,50 @@
 // audit row records and otelmw counts (toolmw.guard.would_reject). A guard
 // notes only what it decides: what it wraps is not in observe mode.
 //
-// # Construction mistakes
+// # Knobs
 //
-// One policy holds for every constructor of toolmw (here, in toolctx and in
-// audit): a nil where a value is required (a hook, a handler, a matcher, an
-// interceptor, an emitter, a sink) or a value out of range (a non-positive
-// duration) is a mistake in the program, and fails at construction, never
-// at the first call and never silently. A constructor that returns an
-// error ([Chain.Then], [Chain.ThenFunc]) returns one naming what was wrong;
-// every other constructor panics with a message naming it ("middleware.After:
-// the hook is nil"). A nil Option in a list of options is skipped, and a
-// nil interceptor given to [New] or [Chain.Append] is skipped, so that a
-// chain can be assembled from optional parts.
+// Every constructor of toolmw (here, in middleware/httpmw and
+// middleware/otelmw, in audit, in toolctx and the adapters) takes its
+// settings in one of three kinds, each with one rule, and what nil means
+// follows from the kind:
+//
+//   - Positional: what the constructor cannot work without, and nothing
+//     else: the hook of [After] and [Diagnostics], the emitter of
+//     audit.Interceptor and audit.HTTP, the sink of audit.NewAsync, the
+//     verifier of httpmw.Authenticate, the duration of [Timeout], the limit
+//     of [MaxArgBytes], the handler of [Chain.Then]. A positional value
+//     has no default: nil (a nil hook, handler, emitter or sink) or a value
+//     out of range (a zero or negative duration or limit) is a mistake.
+//   - A Config struct (an Options struct in audit), passed by value: a
+//     guard or a writer with several settings that all have defaults
+//     ([BulkheadConfig], [RetryConfig], audit.AsyncOptions). The zero value
+//     of every field is its documented default, so the zero struct is the
+//     default configuration; a nil function field (a Key, Retryable) is
+//     its documented default too. Any other value outside the range the
+//     field documents is a mistake: a negative duration, size or count
+//     (unless the field documents what a negative one means, as
+//     audit.AsyncOptions.MaxRetries does), an unknown enum value. A field
+//     with no sensible default says it is required ([CacheConfig.TTL]),
+//     and its zero value is a mistake.
+//   - A functional option (WithX, variadic after the positional values):
+//     a setting most callers leave alone, with a default the option's doc
+//     names. A nil Option asks for nothing and is skipped, as a nil
+//     interceptor given to [New] or [Chain.Append] is, so a list can be
+//     built from optional parts. An option given a value it cannot use
+//     (nil where it exists to set something, as WithFallbackLogger(nil), or
+//     a value out of range) is a mistake: to get the default, leave the
+//     option out. An option of one constructor cannot be given to another
+//     where they differ: each constructor's options have their own type
+//     (httpmw.RecoverOption, httpmw.AuthenticateOption).
+//
+// A mistake fails at construction, never at the first call and never
+// silently, with a message that names the constructor and what was wrong.
+// A constructor that returns an error ([Chain.Then], [Chain.ThenFunc],
+// otelmw.New, the adapters' AddTool) returns it; every other one panics
+// with it, as regexp.MustCompile does: "middleware.After: the hook is nil",
+// "middleware.After: WithFallbackLogger(nil): ...". An option never fails
+// by itself: the constructor it is given to reports its mistake. A
+// [toolctx.Middleware] cannot return an error: [Chain.Middleware]'s
+// panics, with an error wrapping [ErrNilHandler], when an adapter applies
+// it to a nil handler.
 package middleware

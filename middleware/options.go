@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/safecall"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -14,25 +15,23 @@ type Option func(*options)
 type options struct {
 	normalizer errs.Normalizer
 	fallback   *slog.Logger
+
+	mistake string // the first option given a value it cannot use
 }
 
-func newOptions(opts []Option) options {
+// newOptions applies opts, skipping a nil one, and panics naming ctor when
+// an option was given a value it cannot use (see the package doc, "Knobs").
+func newOptions(ctor string, opts []Option) options {
 	var o options
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
 		}
 	}
-	return o
-}
-
-// logger returns the fallback logger: the one set with WithFallbackLogger,
-// or slog.Default() at the time of the report.
-func (o *options) logger() *slog.Logger {
-	if o.fallback != nil {
-		return o.fallback
+	if o.mistake != "" {
+		panic("middleware." + ctor + ": " + o.mistake)
 	}
-	return slog.Default()
+	return o
 }
 
 // WithNormalizer sets the rules used to classify a result that was not
@@ -43,24 +42,37 @@ func WithNormalizer(n errs.Normalizer) Option {
 }
 
 // WithFallbackLogger sets where a hook's own panic is reported. Default:
-// slog.Default().
+// slog.Default() at the time of the report. A nil l is a construction
+// mistake: leave the option out for the default.
 func WithFallbackLogger(l *slog.Logger) Option {
-	return func(o *options) { o.fallback = l }
+	return func(o *options) {
+		if l == nil {
+			if o.mistake == "" {
+				o.mistake = "WithFallbackLogger(nil): pass a logger, or leave the option out for slog.Default()"
+			}
+			return
+		}
+		o.fallback = l
+	}
 }
 
-// hookFault reports a hook that panicked with v, or called runtime.Goexit
-// (v nil), to the fallback logger, with the call's details when there is a
-// call. The value is rendered with [errs.Describe], which never panics,
-// whatever its methods do.
-func (o *options) hookFault(ctx context.Context, msg string, v any, call toolctx.Details) {
-	attrs := make([]any, 0, 4)
-	if v == nil {
-		attrs = append(attrs, "panic", "runtime.Goexit")
-	} else {
-		attrs = append(attrs, "panic", errs.Describe(v))
+// callHook calls f, a hook, so that a panic in it (or a runtime.Goexit) is
+// reported once to the fallback logger as msg, with the call's details
+// when there is a call, and goes no further; the value is rendered with
+// [errs.Describe], which never panics, whatever its methods do.
+func (o *options) callHook(ctx context.Context, msg string, call toolctx.Details, f func()) {
+	var s safecall.Scope // the deferred form: fewer calls on every call's path
+	defer s.Stop(func(fault safecall.Fault) { o.hookFault(ctx, msg, fault, call) })
+	f()
+	s.Returned()
+}
+
+// hookFault reports a hook's fault once to the fallback logger.
+func (o *options) hookFault(ctx context.Context, msg string, fault safecall.Fault, call toolctx.Details) {
+	r := safecall.Reporter{Logger: o.fallback, Describe: errs.Describe}
+	if call.IsZero() {
+		r.Report(ctx, msg, fault)
+		return
 	}
-	if !call.IsZero() {
-		attrs = append(attrs, "call", call)
-	}
-	o.logger().ErrorContext(ctx, msg, attrs...)
+	r.Report(ctx, msg, fault, slog.Any("call", call))
 }

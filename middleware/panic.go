@@ -1,16 +1,19 @@
 package middleware
 
-import "github.com/toolmw/toolmw/errs"
+import (
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/safecall"
+)
 
-// panicError is the *errs.PanicError for a value recovered from a panic,
-// or for a runtime.Goexit when goexit is set: a value that already is one
-// (a panic re-raised by code that recovered it) is kept, with its stack.
-func panicError(v any, goexit bool) *errs.PanicError {
-	if goexit {
+// panicError is the *errs.PanicError of a fault: errs.ErrGoexit for a
+// runtime.Goexit; for a panic, its value, kept as it is when it already is
+// one (a panic re-raised by code that recovered it), with its stack.
+func panicError(f safecall.Fault) *errs.PanicError {
+	if f.Goexit {
 		return errs.NewPanicError(errs.ErrGoexit)
 	}
-	if pe, ok := v.(*errs.PanicError); ok && pe != nil {
+	if pe, ok := f.Value.(*errs.PanicError); ok && pe != nil {
 		return pe
 	}
-	return errs.NewPanicError(v)
+	return errs.NewPanicError(f.Value)
 }

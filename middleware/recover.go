@@ -3,6 +3,8 @@ package middleware
 import (
 	"context"
 
+	"github.com/toolmw/toolmw/internal/safecall"
+
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -22,11 +24,14 @@ import (
 // goroutine) and answer such a call with the generic internal failure.
 func Recover(next toolctx.Handler) toolctx.Handler {
 	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
-		defer func() {
-			if v := recover(); v != nil {
-				res = toolctx.ErrorResult(panicError(v, false))
+		var s safecall.Scope // no frame of its own on the panic's stack
+		defer s.Stop(func(f safecall.Fault) {
+			if !f.Goexit { // a Goexit goes on whatever Recover does
+				res = toolctx.ErrorResult(panicError(f))
 			}
-		}()
-		return next.CallTool(ctx, req)
+		})
+		res = next.CallTool(ctx, req)
+		s.Returned()
+		return res
 	})
 }

@@ -32,7 +32,23 @@
 // message, detail (JSON), duration_ns, client_meta (JSON, untrusted),
 // arguments (JSON, only with a redactor), method, path, status, notes (JSON:
 // an array of {"key", "value"} objects, in the order noted; see
-// [audit.Record.Notes]), trace_id, span_id.
+// [audit.Record.Notes]), trace_id, span_id, request_bytes, response_bytes,
+// content_blocks (see [audit.Record.ResponseBytes] for what is counted).
+//
+// A row the database refuses for its data fails its batch's transaction;
+// the error then wraps [audit.ErrRowRefused], and [audit.Async] splits the
+// batch to find the row, writes the others and sends it to the fallback
+// sink. PostgreSQL: SQLSTATE class 22 (a JSON number outside numeric's
+// range, 1e999999 in recorded arguments, say), 23 (a constraint of your own
+// on the table) and 54 (an index entry over the btree's limit: a call id
+// of kilobytes when [audit.Limits] are off). SQLite takes any text and JSON
+// in its TEXT columns; it refuses a row only with SQLITE_TOOBIG (a value
+// over SQLITE_LIMIT_LENGTH), SQLITE_CONSTRAINT (a CHECK or trigger of your
+// own) or SQLITE_MISMATCH. Anything else (a lost connection, a shutdown, a
+// full disk, a permission) is an outage: the batch is retried or spooled
+// whole. The ledger records the range of rows each write took
+// ([audit.BatchID.First]), so a batch written in parts is still written
+// once.
 //
 // SQLite stores every value byte for byte. PostgreSQL refuses NUL bytes and
 // invalid UTF-8 in text, and \u0000 and lone UTF-16 surrogate escapes

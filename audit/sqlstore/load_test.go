@@ -114,7 +114,7 @@ func TestConcurrentCallsLoseNothing(t *testing.T) {
 			assert.Equal(t, total, raw(t, "SELECT COUNT(*) FROM "+s.Table()))
 			assert.Equal(t, total, raw(t, "SELECT COUNT(DISTINCT call_id) FROM "+s.Table()))
 			ctx := context.Background()
-			for tool, outcome := range map[string]audit.Outcome{"ok": audit.OutcomeOK, "public": audit.OutcomeError,
+			for tool, outcome := range map[string]audit.RowOutcome{"ok": audit.OutcomeOK, "public": audit.OutcomeError,
 				"raw": audit.OutcomeError, "panic": audit.OutcomePanic, "cancel": audit.OutcomeCanceled} {
 				n, err := s.Count(ctx, sqlQuery(tool, outcome))
 				require.NoError(t, err)
@@ -134,6 +134,6 @@ func (c *countSink) WriteBatch(_ context.Context, b []audit.Record) error {
 	return nil
 }
 
-func sqlQuery(tool string, o audit.Outcome) sqlstore.Query {
+func sqlQuery(tool string, o audit.RowOutcome) sqlstore.Query {
 	return sqlstore.Query{Tool: tool, Outcome: o}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolmw/toolmw/audit"
@@ -137,7 +138,7 @@ func (s *Store) provePostgres(ctx context.Context) error {
 	if _, err := tx.Exec(ctx, "INSERT INTO "+s.table+" (ts, kind, outcome, duration_ns) VALUES (now(), 'probe', 'ok', 0)"); err != nil {
 		return fmt.Errorf("cannot write a row: %w (grant INSERT on the table to this user, or check the server)", err)
 	}
-	if _, err := tx.Exec(ctx, "INSERT INTO "+s.table+"_batches (spool, seq) VALUES ('probe', 0) ON CONFLICT DO NOTHING"); err != nil {
+	if _, err := tx.Exec(ctx, "INSERT INTO "+s.table+"_batches (spool, seq, first_row, row_count) VALUES ('probe', 0, 0, 1) ON CONFLICT DO NOTHING"); err != nil {
 		return fmt.Errorf("cannot write the ledger: %w (grant INSERT, DELETE on %s_batches to this user)", err, s.table)
 	}
 	return nil // rolled back
@@ -180,9 +181,12 @@ func (s *Store) initPostgres(ctx context.Context) error {
 		if *version < 2 {
 			stmts = postgresV2(t)
 		}
-		stmts = append(stmts, postgresV3(t)...)
+		if *version < 3 {
+			stmts = append(stmts, postgresV3(t)...)
+		}
+		stmts = append(stmts, postgresV4(t)...)
 	default:
-		stmts = append(append(postgresV1(t), postgresV2(t)...), postgresV3(t)...)
+		stmts = append(append(append(postgresV1(t), postgresV2(t)...), postgresV3(t)...), postgresV4(t)...)
 	}
 	for _, q := range stmts {
 		if _, err := tx.Exec(ctx, q); err != nil {
@@ -193,6 +197,26 @@ func (s *Store) initPostgres(ctx context.Context) error {
 		return fmt.Errorf("cannot commit the schema: %w", err)
 	}
 	return nil
+}
+
+// postgresV4 upgrades a version-3 table to version 4: the request and
+// response sizes and the number of content blocks of a row (a constant
+// default: the catalog changes, no row is rewritten, and older rows read
+// 0), and the ledger's range of rows per entry, for a batch written in
+// parts. An older ledger entry recorded a whole batch: it gets first_row 0
+// and the largest row count.
+func postgresV4(t string) []string {
+	return []string{
+		`ALTER TABLE ` + t + ` ADD COLUMN IF NOT EXISTS request_bytes bigint NOT NULL DEFAULT 0,
+			ADD COLUMN IF NOT EXISTS response_bytes bigint NOT NULL DEFAULT 0,
+			ADD COLUMN IF NOT EXISTS content_blocks integer NOT NULL DEFAULT 0`,
+		`ALTER TABLE ` + t + `_batches ADD COLUMN IF NOT EXISTS first_row integer NOT NULL DEFAULT 0,
+			ADD COLUMN IF NOT EXISTS row_count integer NOT NULL DEFAULT ` + fmt.Sprint(maxLegacyRows) + `,
+			DROP CONSTRAINT IF EXISTS ` + t + `_batches_pkey,
+			ADD PRIMARY KEY (spool, seq, first_row)`,
+		`ALTER TABLE ` + t + `_batches ALTER COLUMN row_count DROP DEFAULT`,
+		`INSERT INTO ` + t + `_schema (version) VALUES (4)`,
+	}
 }
 
 // postgresV3 upgrades a version-2 table to version 3: the notes (jsonb)
@@ -309,6 +333,9 @@ func (p *pgRows) Next() bool {
 	v[18] = jsonb(pgJSON(notesText(r.Notes)))
 	setPGText(&v[19], pgText(r.TraceID))
 	setPGText(&v[20], pgText(r.SpanID))
+	v[21] = int64(r.RequestBytes)
+	v[22] = int64(r.ResponseBytes)
+	v[23] = int32(min(max(r.ContentBlocks, 0), maxLegacyRows))
 	return true
 }
 
@@ -339,41 +366,96 @@ func jsonb(b []byte) any {
 }
 
 func (s *Store) writePostgresOnce(ctx context.Context, id *audit.BatchID, batch []audit.Record) error {
-	src := &pgRows{batch: batch, vals: make([]any, 0, len(columns))}
 	if id == nil {
 		// COPY is one statement: the batch is written whole or not at all.
-		n, err := s.pool.CopyFrom(ctx, pgx.Identifier{s.table}, columns, src)
-		if err != nil {
-			return fmt.Errorf("sqlstore: postgres: copy: %w", err)
-		}
-		if int(n) != len(batch) {
-			return fmt.Errorf("sqlstore: postgres: copy wrote %d rows of %d", n, len(batch))
-		}
-		return nil
+		return s.copyPostgres(ctx, s.pool, batch)
 	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("sqlstore: postgres: begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	tag, err := tx.Exec(ctx, "INSERT INTO "+s.table+"_batches (spool, seq) VALUES ($1, $2) ON CONFLICT DO NOTHING", id.Spool, int64(id.Seq))
+	// One round trip records the range unless the ledger has this batch
+	// already, and returns what it has: usually nothing.
+	rows, err := tx.Query(ctx, `WITH prev AS (SELECT first_row, row_count FROM `+s.table+`_batches WHERE spool = $1 AND seq = $2),
+		ins AS (INSERT INTO `+s.table+`_batches (spool, seq, first_row, row_count)
+			SELECT $1, $2, $3, $4 WHERE NOT EXISTS (SELECT 1 FROM prev) RETURNING 1)
+		SELECT first_row, row_count FROM prev`, id.Spool, int64(id.Seq), int32(id.First), int32(len(batch)))
 	if err != nil {
 		return fmt.Errorf("sqlstore: postgres: ledger: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return nil // written before
+	var prev []span
+	for rows.Next() {
+		var first, count int32
+		if err := rows.Scan(&first, &count); err != nil {
+			rows.Close()
+			return fmt.Errorf("sqlstore: postgres: ledger: %w", err)
+		}
+		prev = append(prev, span{int64(first), int64(count)})
 	}
-	n, err := tx.CopyFrom(ctx, pgx.Identifier{s.table}, columns, src)
-	if err != nil {
-		return fmt.Errorf("sqlstore: postgres: copy: %w", err)
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlstore: postgres: ledger: %w", err)
 	}
-	if int(n) != len(batch) {
-		return fmt.Errorf("sqlstore: postgres: copy wrote %d rows of %d", n, len(batch))
+	if len(prev) > 0 {
+		// Parts of the batch were written before (it was split to find a
+		// refused row, or a part was written and the whole replayed).
+		n := len(batch)
+		batch = uncovered(prev, id.First, batch)
+		if len(batch) == 0 {
+			return nil // written before
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO `+s.table+`_batches (spool, seq, first_row, row_count) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (spool, seq, first_row) DO UPDATE SET row_count = GREATEST(`+s.table+`_batches.row_count, EXCLUDED.row_count)`,
+			id.Spool, int64(id.Seq), int32(id.First), int32(n)); err != nil {
+			return fmt.Errorf("sqlstore: postgres: ledger: %w", err)
+		}
+	}
+	if err := s.copyPostgres(ctx, tx, batch); err != nil {
+		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("sqlstore: postgres: commit: %w", err)
 	}
 	return nil
+}
+
+// copier is a pool or a transaction.
+type copier interface {
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+}
+
+// copyPostgres writes batch with one COPY. An error for the data of a row
+// wraps [audit.ErrRowRefused] (see [refusedPG]).
+func (s *Store) copyPostgres(ctx context.Context, c copier, batch []audit.Record) error {
+	src := &pgRows{batch: batch, vals: make([]any, 0, len(columns))}
+	n, err := c.CopyFrom(ctx, pgx.Identifier{s.table}, columns, src)
+	if err != nil {
+		return fmt.Errorf("sqlstore: postgres: copy: %w", refusedPG(err))
+	}
+	if int(n) != len(batch) {
+		return fmt.Errorf("sqlstore: postgres: copy wrote %d rows of %d", n, len(batch))
+	}
+	return nil
+}
+
+// refusedPG marks err with [audit.ErrRowRefused] when PostgreSQL refused a
+// row of a COPY for its data: SQLSTATE class 22 (data exception: a number
+// out of numeric's range, text or JSON it will not take, a string too long
+// for its type), 23 (an integrity constraint: a CHECK, NOT NULL or UNIQUE
+// of the user's own on the table) or 54 (a program limit: an index entry
+// over the page's third, a jsonb too large). Every other error (the
+// connection, a shutdown, a full disk, a permission, a timeout) is an
+// outage, and is returned as it is.
+func refusedPG(err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || len(pe.Code) != 5 {
+		return err
+	}
+	switch pe.Code[:2] {
+	case "22", "23", "54":
+		return fmt.Errorf("%w: %w", audit.ErrRowRefused, err)
+	}
+	return err
 }
 
 // queryPostgres finds the newest rows without reading the whole table when
@@ -437,7 +519,7 @@ func (s *Store) queryPostgresTx(ctx context.Context, tx pgx.Tx, q Query) ([]audi
 		var status int32
 		if err := rows.Scan(&r.Time, &sc.kind, &r.CallID, &r.RequestID, &r.SessionID, &r.Transport, &r.Tool, &r.Subject,
 			&sc.outcome, &sc.code, &r.Message, &sc.detail, &sc.durNS, &sc.meta, &sc.arguments, &r.Method, &r.Path, &status,
-			&sc.notes, &r.TraceID, &r.SpanID); err != nil {
+			&sc.notes, &r.TraceID, &r.SpanID, &sc.reqBytes, &sc.respBytes, &sc.blocks); err != nil {
 			return nil, fmt.Errorf("sqlstore: postgres: scan: %w", err)
 		}
 		sc.status = int64(status)
@@ -457,10 +539,13 @@ func (s *Store) queryPostgresTx(ctx context.Context, tx pgx.Tx, q Query) ([]audi
 // table older than version 3 has no notes, trace or span ids.
 func (s *Store) selectColumnsPG() string {
 	const v2 = "ts, kind, call_id, request_id, session_id, transport, tool, subject, outcome, code, message, detail::text, duration_ns, client_meta::text, arguments::text, method, path, status"
-	if s.version < 3 {
-		return v2 + ", NULL::text, '', ''"
+	switch {
+	case s.version < 3:
+		return v2 + ", NULL::text, '', '', 0::bigint, 0::bigint, 0::bigint"
+	case s.version == 3:
+		return v2 + ", notes::text, trace_id, span_id, 0::bigint, 0::bigint, 0::bigint"
 	}
-	return v2 + ", notes::text, trace_id, span_id"
+	return v2 + ", notes::text, trace_id, span_id, request_bytes, response_bytes, content_blocks::bigint"
 }
 
 var errClosed = errors.New("sqlstore: the store is closed")

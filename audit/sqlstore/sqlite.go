@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ import (
 
 // sqliteChunk is how many rows one prepared INSERT writes. modernc.org/sqlite
 // matches each parameter to its argument by a linear search (quadratic in
-// the statement's parameters), so a one-row statement (21 parameters),
+// the statement's parameters), so a one-row statement (24 parameters),
 // executed on the driver connection, is the fastest: see
 // BenchmarkSQLiteChunk.
 var sqliteChunk = 1
@@ -222,7 +223,7 @@ func (s *Store) proveSQLite(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, "INSERT INTO "+s.table+" (ts, kind, outcome, duration_ns) VALUES (0, 'probe', 'ok', 0)"); err != nil {
 		return fmt.Errorf("cannot write a row: %w (check the file's permissions and the disk)", readOnly(err))
 	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO "+s.table+"_batches (spool, seq) VALUES ('probe', 0) ON CONFLICT DO NOTHING"); err != nil {
+	if _, err := tx.ExecContext(ctx, "INSERT INTO "+s.table+"_batches (spool, seq, first_row, row_count) VALUES ('probe', 0, 0, 1) ON CONFLICT DO NOTHING"); err != nil {
 		return fmt.Errorf("cannot write the ledger: %w (check the file's permissions and the disk)", readOnly(err))
 	}
 	return nil // rolled back
@@ -297,9 +298,12 @@ func (s *Store) initSQLite(ctx context.Context) error {
 		if version.Int64 < 2 {
 			stmts = sqliteV2(t)
 		}
-		stmts = append(stmts, sqliteV3(t)...)
+		if version.Int64 < 3 {
+			stmts = append(stmts, sqliteV3(t)...)
+		}
+		stmts = append(stmts, sqliteV4(t)...)
 	default:
-		stmts = append(append(sqliteV1(t), sqliteV2(t)...), sqliteV3(t)...)
+		stmts = append(append(append(sqliteV1(t), sqliteV2(t)...), sqliteV3(t)...), sqliteV4(t)...)
 	}
 	for _, q := range stmts {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
@@ -310,6 +314,26 @@ func (s *Store) initSQLite(ctx context.Context) error {
 		return fmt.Errorf("cannot commit the schema: %w", readOnly(err))
 	}
 	return nil
+}
+
+// sqliteV4 upgrades a version-3 table to version 4: the request and
+// response sizes and the number of content blocks of a row (older rows
+// read 0), and the ledger's range of rows per entry, for a batch written
+// in parts. SQLite cannot change a table's primary key: the ledger is
+// copied into a new table, its older entries (each a whole batch) with
+// first_row 0 and the largest row count.
+func sqliteV4(t string) []string {
+	return []string{
+		`ALTER TABLE ` + t + ` ADD COLUMN request_bytes INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE ` + t + ` ADD COLUMN response_bytes INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE ` + t + ` ADD COLUMN content_blocks INTEGER NOT NULL DEFAULT 0`,
+		`CREATE TABLE ` + t + `_batches_v4 (spool TEXT NOT NULL, seq INTEGER NOT NULL, first_row INTEGER NOT NULL,
+			row_count INTEGER NOT NULL, PRIMARY KEY (spool, seq, first_row)) WITHOUT ROWID`,
+		`INSERT INTO ` + t + `_batches_v4 (spool, seq, first_row, row_count) SELECT spool, seq, 0, ` + fmt.Sprint(maxLegacyRows) + ` FROM ` + t + `_batches`,
+		`DROP TABLE ` + t + `_batches`,
+		`ALTER TABLE ` + t + `_batches_v4 RENAME TO ` + t + `_batches`,
+		`INSERT INTO ` + t + `_schema (version) VALUES (4)`,
+	}
 }
 
 // sqliteV3 upgrades a version-2 table to version 3: the notes (JSON) and
@@ -441,6 +465,9 @@ func setSQLiteArgs(args []driver.NamedValue, r *audit.Record) error {
 	args[18].Value = nullText(notesText(r.Notes))
 	setText(&args[19], r.TraceID)
 	setText(&args[20], r.SpanID)
+	args[21].Value = int64(r.RequestBytes)
+	args[22].Value = int64(r.ResponseBytes)
+	args[23].Value = int64(r.ContentBlocks)
 	return nil
 }
 
@@ -483,13 +510,13 @@ func (s *Store) writeSQLiteConn(ctx context.Context, dc any, id *audit.BatchID, 
 	// statements instead, and bounds BEGIN (the busy wait).
 	stmtCtx := context.WithoutCancel(ctx)
 	if id != nil {
-		seen, err := s.ledgerSQLite(stmtCtx, pc, id)
+		batch, err = s.ledgerSQLite(stmtCtx, pc, id, batch)
 		if err != nil {
 			return err
 		}
-		if seen {
+		if len(batch) == 0 {
 			_ = tx.Rollback()
-			return nil
+			return nil // written before
 		}
 	}
 	ncol := len(columns)
@@ -525,7 +552,7 @@ func (s *Store) writeSQLiteConn(ctx context.Context, dc any, id *audit.BatchID, 
 				break
 			}
 			if _, err = ex.ExecContext(stmtCtx, args); err != nil {
-				err = fmt.Errorf("sqlstore: sqlite: insert: %w", readOnly(err))
+				err = fmt.Errorf("sqlstore: sqlite: insert: %w", refusedSQLite(readOnly(err)))
 				break
 			}
 			batch = batch[n:]
@@ -544,36 +571,101 @@ func (s *Store) writeSQLiteConn(ctx context.Context, dc any, id *audit.BatchID, 
 	return nil
 }
 
-// ledgerSQLite records id in the ledger; seen is true when it was there.
-func (s *Store) ledgerSQLite(ctx context.Context, pc driver.ConnPrepareContext, id *audit.BatchID) (seen bool, err error) {
-	st, err := pc.PrepareContext(ctx, "INSERT INTO "+s.table+"_batches (spool, seq) VALUES (?, ?) ON CONFLICT DO NOTHING")
+// ledgerSQLite records id's range of rows in the ledger and returns the
+// rows of batch still to write: all of them, unless ranges recorded before
+// cover some (the batch was written in parts, see [audit.BatchID]).
+func (s *Store) ledgerSQLite(ctx context.Context, pc driver.ConnPrepareContext, id *audit.BatchID, batch []audit.Record) ([]audit.Record, error) {
+	prev, err := s.ledgerSpans(ctx, pc, id)
 	if err != nil {
-		return false, fmt.Errorf("sqlstore: sqlite: ledger: %w", readOnly(err))
+		return nil, fmt.Errorf("sqlstore: sqlite: ledger: %w", readOnly(err))
+	}
+	n := len(batch)
+	if len(prev) > 0 {
+		if batch = uncovered(prev, id.First, batch); len(batch) == 0 {
+			return nil, nil
+		}
+	}
+	st, err := pc.PrepareContext(ctx, "INSERT INTO "+s.table+"_batches (spool, seq, first_row, row_count) VALUES (?, ?, ?, ?) "+
+		"ON CONFLICT (spool, seq, first_row) DO UPDATE SET row_count = max(row_count, excluded.row_count)")
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: sqlite: ledger: %w", readOnly(err))
 	}
 	defer st.Close()
 	ex, ok := st.(driver.StmtExecContext)
 	if !ok {
-		return false, fmt.Errorf("sqlstore: sqlite: the driver statement %T cannot execute with a context", st)
+		return nil, fmt.Errorf("sqlstore: sqlite: the driver statement %T cannot execute with a context", st)
 	}
-	res, err := ex.ExecContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: id.Spool}, {Ordinal: 2, Value: int64(id.Seq)}})
+	if _, err := ex.ExecContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: id.Spool}, {Ordinal: 2, Value: int64(id.Seq)},
+		{Ordinal: 3, Value: int64(id.First)}, {Ordinal: 4, Value: int64(n)}}); err != nil {
+		return nil, fmt.Errorf("sqlstore: sqlite: ledger: %w", readOnly(err))
+	}
+	return batch, nil
+}
+
+// ledgerSpans returns the ranges the ledger holds for id's batch.
+func (s *Store) ledgerSpans(ctx context.Context, pc driver.ConnPrepareContext, id *audit.BatchID) ([]span, error) {
+	st, err := pc.PrepareContext(ctx, "SELECT first_row, row_count FROM "+s.table+"_batches WHERE spool = ? AND seq = ?")
 	if err != nil {
-		return false, fmt.Errorf("sqlstore: sqlite: ledger: %w", readOnly(err))
+		return nil, err
 	}
-	n, err := res.RowsAffected()
+	defer st.Close()
+	q, ok := st.(driver.StmtQueryContext)
+	if !ok {
+		return nil, fmt.Errorf("the driver statement %T cannot query with a context", st)
+	}
+	rows, err := q.QueryContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: id.Spool}, {Ordinal: 2, Value: int64(id.Seq)}})
 	if err != nil {
-		return false, fmt.Errorf("sqlstore: sqlite: ledger: %w", err)
+		return nil, err
 	}
-	return n == 0, nil
+	defer rows.Close()
+	var out []span
+	dest := make([]driver.Value, 2)
+	for {
+		if err := rows.Next(dest); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, err
+		}
+		first, ok1 := dest[0].(int64)
+		count, ok2 := dest[1].(int64)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("the ledger holds %T and %T, not integers", dest[0], dest[1])
+		}
+		out = append(out, span{first, count})
+	}
+}
+
+// refusedSQLite marks err with [audit.ErrRowRefused] when SQLite refused a
+// row for its data: SQLITE_TOOBIG (a value over SQLITE_LIMIT_LENGTH, 1e9
+// bytes unless lowered), SQLITE_CONSTRAINT (a CHECK, NOT NULL, UNIQUE or
+// a trigger's RAISE of the user's own on the table) or SQLITE_MISMATCH.
+// SQLite stores any text and any JSON in the TEXT columns toolmw makes, so
+// only those refuse a row. Every other error (busy, locked, I/O, a full
+// disk, read-only) is an outage, and is returned as it is.
+func refusedSQLite(err error) error {
+	var se *msqlite.Error
+	if !errors.As(err, &se) || se == nil {
+		return err
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_MISMATCH:
+		return fmt.Errorf("%w: %w", audit.ErrRowRefused, err)
+	}
+	return err
 }
 
 // selectColumnsSQLite are the columns Query reads; a table older than
 // version 3 has no notes, trace or span ids.
 func (s *Store) selectColumnsSQLite() string {
 	const v2 = "ts, kind, call_id, request_id, session_id, transport, tool, subject, outcome, code, message, detail, duration_ns, client_meta, arguments, method, path, status"
-	if s.version < 3 {
-		return v2 + ", NULL, '', ''"
+	switch {
+	case s.version < 3:
+		return v2 + ", NULL, '', '', 0, 0, 0"
+	case s.version == 3:
+		return v2 + ", notes, trace_id, span_id, 0, 0, 0"
 	}
-	return v2 + ", notes, trace_id, span_id"
+	return v2 + ", notes, trace_id, span_id, request_bytes, response_bytes, content_blocks"
 }
 
 func (s *Store) querySQLite(ctx context.Context, q Query) ([]audit.Record, error) {
@@ -590,7 +682,7 @@ func (s *Store) querySQLite(ctx context.Context, q Query) ([]audit.Record, error
 		r := &sc.rec
 		if err := rows.Scan(&sc.ts, &sc.kind, &r.CallID, &r.RequestID, &r.SessionID, &r.Transport, &r.Tool, &r.Subject,
 			&sc.outcome, &sc.code, &r.Message, &sc.detail, &sc.durNS, &sc.meta, &sc.arguments, &r.Method, &r.Path, &sc.status,
-			&sc.notes, &r.TraceID, &r.SpanID); err != nil {
+			&sc.notes, &r.TraceID, &r.SpanID, &sc.reqBytes, &sc.respBytes, &sc.blocks); err != nil {
 			return nil, fmt.Errorf("sqlstore: sqlite: scan: %w", err)
 		}
 		r.Time = time.Unix(0, sc.ts)

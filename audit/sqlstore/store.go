@@ -23,10 +23,13 @@ import (
 // SchemaVersion is the version of the table layout this package writes. It
 // is stored in the table "<table>_schema" and checked on open. Version 2
 // added the ledger "<table>_batches" (and, on PostgreSQL, the index on
-// call_id); version 3 the columns notes, trace_id and span_id. A table of an
-// older version is upgraded when a writer opens it; a reader
-// ([Options.ReadOnly]) reads it as it is, with those fields empty.
-const SchemaVersion = 3
+// call_id); version 3 the columns notes, trace_id and span_id; version 4
+// the columns request_bytes, response_bytes and content_blocks, and the
+// ledger's first_row and row_count (a batch written in parts, see
+// [audit.BatchID]). A table of an older version is upgraded when a writer
+// opens it; a reader ([Options.ReadOnly]) reads it as it is, with those
+// fields empty.
+const SchemaVersion = 4
 
 // DefaultTable is the table rows go to when [Options.Table] is empty.
 const DefaultTable = "toolmw_audit"
@@ -110,15 +113,16 @@ var columns = []string{
 	"ts", "kind", "call_id", "request_id", "session_id", "transport", "tool", "subject",
 	"outcome", "code", "message", "detail", "duration_ns", "client_meta", "arguments",
 	"method", "path", "status", "notes", "trace_id", "span_id",
+	"request_bytes", "response_bytes", "content_blocks",
 }
-
-// columnsV2 are the columns of a table of schema version 1 or 2.
-var columnsV2 = columns[:18]
 
 // columnsOf returns the columns a table of schema version v has.
 func columnsOf(v int) []string {
-	if v < 3 {
-		return columnsV2
+	switch {
+	case v < 3:
+		return columns[:18]
+	case v == 3:
+		return columns[:21]
 	}
 	return columns
 }
@@ -179,7 +183,7 @@ type Query struct {
 	// Tool selects one tool's rows.
 	Tool string
 	// Outcome selects one outcome.
-	Outcome audit.Outcome
+	Outcome audit.RowOutcome
 	// Code selects one error code.
 	Code errs.Code
 	// CallID selects one call's row.
@@ -252,6 +256,8 @@ type scanned struct {
 	rec                     audit.Record
 	ts, durNS               int64
 	status                  int64
+	reqBytes, respBytes     int64
+	blocks                  int64
 	kind, outcome, code     string
 	detail, meta, arguments []byte
 	notes                   []byte
@@ -259,9 +265,10 @@ type scanned struct {
 
 func (sc *scanned) finish() (audit.Record, error) {
 	r := sc.rec
-	r.Kind, r.Outcome, r.Code = audit.Kind(sc.kind), audit.Outcome(sc.outcome), errs.Code(sc.code)
+	r.Kind, r.Outcome, r.Code = audit.Kind(sc.kind), audit.RowOutcome(sc.outcome), errs.Code(sc.code)
 	r.Duration = time.Duration(sc.durNS)
 	r.Status = int(sc.status)
+	r.RequestBytes, r.ResponseBytes, r.ContentBlocks = int(sc.reqBytes), int(sc.respBytes), int(sc.blocks)
 	if len(sc.detail) > 0 {
 		if err := json.Unmarshal(sc.detail, &r.Detail); err != nil {
 			return r, fmt.Errorf("sqlstore: decode detail: %w", err)
@@ -338,6 +345,10 @@ func (s *Store) WriteBatch(ctx context.Context, batch []audit.Record) error {
 // batch was written before and nothing is done. It makes the store an
 // [audit.OnceSink]: a batch replayed from an [audit.Spool] after a crash,
 // or after a write whose commit looked failed, is written exactly once.
+// batch is the rows [id.First, id.First+len(batch)) of the batch id.Seq
+// numbers: the ledger records that range, and the rows that ranges
+// recorded before cover are skipped, so a batch written in parts (to find
+// a row the store refused) and then whole is still written once.
 func (s *Store) WriteBatchOnce(ctx context.Context, id audit.BatchID, batch []audit.Record) error {
 	if len(batch) == 0 {
 		return nil
@@ -377,6 +388,34 @@ func (s *Store) ForgetBatches(ctx context.Context, spool string, below uint64) e
 }
 
 var _ audit.OnceSink = (*Store)(nil)
+
+// span is a range of rows [first, first+count) of a numbered batch, as the
+// ledger records it.
+type span struct{ first, count int64 }
+
+// uncovered returns the rows of batch (rows [first, first+len(batch)) of
+// their numbered batch) that no span of prev covers.
+func uncovered(prev []span, first int, batch []audit.Record) []audit.Record {
+	covered := func(i int64) bool {
+		for _, p := range prev {
+			if i >= p.first && i < p.first+p.count {
+				return true
+			}
+		}
+		return false
+	}
+	var out []audit.Record
+	for i := range batch {
+		if !covered(int64(first + i)) {
+			out = append(out, batch[i])
+		}
+	}
+	return out
+}
+
+// maxLegacyRows is the row count a ledger entry of a table older than
+// version 4 gets: such an entry recorded a whole batch.
+const maxLegacyRows = 2147483647
 
 var errReadOnly = errors.New("sqlstore: the store was opened read-only")
 

@@ -76,7 +76,7 @@ func parse(args []string, stderr io.Writer, now time.Time) (options, error) {
 	}
 	o.q.Tool = tool
 	if outcome != "" {
-		o.q.Outcome = audit.Outcome(outcome)
+		o.q.Outcome = audit.RowOutcome(outcome)
 		if !o.q.Outcome.Valid() {
 			return o, fmt.Errorf("-outcome %q is not one of %s", outcome, joinOutcomes())
 		}
@@ -182,27 +182,32 @@ func open(ctx context.Context, o options) (*sqlstore.Store, error) {
 
 // Row is one audit row as -json prints it.
 type Row struct {
-	Time       time.Time       `json:"time"`
-	Kind       audit.Kind      `json:"kind"`
-	CallID     string          `json:"call_id,omitempty"`
-	RequestID  string          `json:"request_id,omitempty"`
-	SessionID  string          `json:"session_id,omitempty"`
-	Transport  string          `json:"transport,omitempty"`
-	Tool       string          `json:"tool,omitempty"`
-	Subject    string          `json:"subject,omitempty"`
-	Outcome    audit.Outcome   `json:"outcome"`
-	Code       errs.Code       `json:"code,omitempty"`
-	Message    string          `json:"message,omitempty"`
-	Detail     map[string]any  `json:"detail,omitempty"`
-	DurationMS float64         `json:"duration_ms"`
-	ClientMeta map[string]any  `json:"client_meta,omitempty"`
-	Arguments  json.RawMessage `json:"arguments,omitempty"`
-	Method     string          `json:"method,omitempty"`
-	Path       string          `json:"path,omitempty"`
-	Status     int             `json:"status,omitempty"`
-	Notes      []Note          `json:"notes,omitempty"`
-	TraceID    string          `json:"trace_id,omitempty"`
-	SpanID     string          `json:"span_id,omitempty"`
+	Time       time.Time        `json:"time"`
+	Kind       audit.Kind       `json:"kind"`
+	CallID     string           `json:"call_id,omitempty"`
+	RequestID  string           `json:"request_id,omitempty"`
+	SessionID  string           `json:"session_id,omitempty"`
+	Transport  string           `json:"transport,omitempty"`
+	Tool       string           `json:"tool,omitempty"`
+	Subject    string           `json:"subject,omitempty"`
+	Outcome    audit.RowOutcome `json:"outcome"`
+	Code       errs.Code        `json:"code,omitempty"`
+	Message    string           `json:"message,omitempty"`
+	Detail     map[string]any   `json:"detail,omitempty"`
+	DurationMS float64          `json:"duration_ms"`
+	ClientMeta map[string]any   `json:"client_meta,omitempty"`
+	Arguments  json.RawMessage  `json:"arguments,omitempty"`
+	Method     string           `json:"method,omitempty"`
+	Path       string           `json:"path,omitempty"`
+	Status     int              `json:"status,omitempty"`
+	Notes      []Note           `json:"notes,omitempty"`
+	TraceID    string           `json:"trace_id,omitempty"`
+	SpanID     string           `json:"span_id,omitempty"`
+	// RequestBytes, ResponseBytes and ContentBlocks are the call's sizes
+	// (see audit.Record); 0 in rows written before schema version 4.
+	RequestBytes  int `json:"request_bytes,omitempty"`
+	ResponseBytes int `json:"response_bytes,omitempty"`
+	ContentBlocks int `json:"content_blocks,omitempty"`
 }
 
 // Note is one of a row's notes (what an interceptor noted of the call:
@@ -220,6 +225,7 @@ func RowOf(r audit.Record) Row {
 		Message: r.Message, Detail: r.Detail, DurationMS: float64(r.Duration.Microseconds()) / 1000,
 		ClientMeta: r.ClientMeta, Arguments: r.Arguments, Method: r.Method, Path: r.Path, Status: r.Status,
 		Notes: notesOf(r), TraceID: r.TraceID, SpanID: r.SpanID,
+		RequestBytes: r.RequestBytes, ResponseBytes: r.ResponseBytes, ContentBlocks: r.ContentBlocks,
 	}
 }
 
@@ -249,14 +255,19 @@ func writeTable(w io.Writer, rows []audit.Record) error {
 		_, err := fmt.Fprintln(w, "no rows match")
 		return err
 	}
-	// NOTES and TRACE are shown when a row has notes or a trace id.
-	var withNotes, withTrace bool
+	// SIZE, NOTES and TRACE are shown when a row has sizes, notes or a
+	// trace id.
+	var withSizes, withNotes, withTrace bool
 	for _, r := range rows {
+		withSizes = withSizes || r.RequestBytes != 0 || r.ResponseBytes != 0 || r.ContentBlocks != 0
 		withNotes = withNotes || len(r.Notes) > 0
 		withTrace = withTrace || r.TraceID != ""
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	header := "TIME\tTOOL\tOUTCOME\tCODE\tDURATION\tCALL\t"
+	if withSizes {
+		header += "IN_B\tOUT_B\tBLOCKS\t"
+	}
 	if withTrace {
 		header += "TRACE\t"
 	}
@@ -282,6 +293,9 @@ func writeTable(w io.Writer, rows []audit.Record) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t",
 			r.Time.Local().Format("2006-01-02 15:04:05.000"), dash(what), r.Outcome, dash(string(r.Code)),
 			r.Duration.Round(10*time.Microsecond), dash(id))
+		if withSizes {
+			fmt.Fprintf(tw, "%d\t%d\t%d\t", r.RequestBytes, r.ResponseBytes, r.ContentBlocks)
+		}
 		if withTrace {
 			fmt.Fprintf(tw, "%s\t", dash(r.TraceID))
 		}

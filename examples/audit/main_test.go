@@ -199,6 +199,33 @@ func TestNotesAndTrace(t *testing.T) {
 	assert.Contains(t, out, `"notes": [`, "the JSON names the field notes")
 }
 
+// TestSizes: the table shows a row's request and response bytes and its
+// content blocks (in columns that appear when a row has them), and -json
+// has them.
+func TestSizes(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "audit.db")
+	s, err := sqlstore.OpenSQLite(context.Background(), db, sqlstore.Options{})
+	require.NoError(t, err)
+	require.NoError(t, s.WriteBatch(context.Background(), []audit.Record{
+		{Time: now.Add(-time.Minute), Kind: audit.KindTool, CallID: "c1", Tool: "search", Outcome: audit.OutcomeOK,
+			RequestBytes: 17, ResponseBytes: 4096, ContentBlocks: 2},
+	}))
+	require.NoError(t, s.Close())
+	out, errOut, code := runAudit(t, "-db", db)
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2, "header and a row:\n%s", out)
+	assert.Regexp(t, `^TIME\s+TOOL\s+OUTCOME\s+CODE\s+DURATION\s+CALL\s+IN_B\s+OUT_B\s+BLOCKS\s+MESSAGE$`, lines[0], "the header")
+	assert.Regexp(t, `c1\s+17\s+4096\s+2`, lines[1], "the row's sizes")
+
+	out, errOut, code = runAudit(t, "-db", db, "-json")
+	require.Equal(t, 0, code, errOut)
+	var rows []Row
+	require.NoError(t, json.Unmarshal([]byte(out), &rows))
+	require.Len(t, rows, 1)
+	assert.Equal(t, [3]int{17, 4096, 2}, [3]int{rows[0].RequestBytes, rows[0].ResponseBytes, rows[0].ContentBlocks}, "-json sizes")
+}
+
 // TestReadsAnOlderSchema: a database written by the previous toolmw
 // (schema version 2, without the notes and trace columns) is read as it
 // is, and not upgraded or changed by the reader.

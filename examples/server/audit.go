@@ -16,9 +16,45 @@ import (
 
 // This file is the demo's whole audit wiring: the store (-audit-db,
 // -audit-postgres, -audit-table), the local spool that absorbs its outages
-// (-audit-spool), the asynchronous writer in front of them, the rows' copy
-// to an OpenTelemetry Collector (-otlp-logs-endpoint), and their shutdown.
+// (-audit-spool), the asynchronous writer in front of them and when it lets
+// a call be answered (-audit-durability), the rows' copy to an
+// OpenTelemetry Collector (-otlp-logs-endpoint), and their shutdown.
 // Everything else takes the audit.Emitter (auditLog.emitter).
+
+// durabilityFlag is -audit-durability: memory (the default) or disk.
+//
+// memory: a call is answered once its row is queued in memory. A clean
+// stop (SIGINT, SIGTERM) writes every row; SIGKILL, a crash or a power
+// loss loses the rows still queued (up to the queue's 8,192, and the batch
+// being written: measured, 452 of 13,331 calls answered under load, 3.4%)
+// and, on power loss, the spooled rows of the last second (the spool is
+// fsync'd every second).
+//
+// disk: a call is answered once its row is fsync'd in the spool (the
+// calls queued together share one fsync, a group commit); every batch
+// goes through the spool. SIGKILL and a crash lose no answered call's row;
+// a power loss neither, where the disk honours fsync. The cost: each call
+// waits for an fsync (see BenchmarkDurability).
+type durabilityFlag audit.Durability
+
+func (d *durabilityFlag) String() string {
+	if d != nil && audit.Durability(*d) == audit.DurabilityDisk {
+		return "disk"
+	}
+	return "memory"
+}
+
+func (d *durabilityFlag) Set(s string) error {
+	switch s {
+	case "memory":
+		*d = durabilityFlag(audit.DurabilityMemory)
+	case "disk":
+		*d = durabilityFlag(audit.DurabilityDisk)
+	default:
+		return fmt.Errorf("want memory or disk, not %q", s)
+	}
+	return nil
+}
 
 // auditLog is the open audit store and the writer in front of it, and,
 // with -otlp-logs-endpoint, the OTLP sink and its own writer and spool.
@@ -82,7 +118,8 @@ func openAudit(ctx context.Context, cfg config, logger *slog.Logger) (*auditLog,
 	}
 	// The recommended configuration: a call never waits on the store; an
 	// outage is absorbed by the spool and replayed once the store is back.
-	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool, FallbackLogger: logger}) // logs its Stats on Close
+	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool, FallbackLogger: logger, // logs its Stats on Close
+		Durability: audit.Durability(cfg.auditDurability)})
 	al := &auditLog{store: store, w: w, where: where, logger: logger}
 	if cfg.otlpLogs != "" {
 		if err := al.openOTLP(ctx, cfg.otlpLogs, spoolDir+"-otlp"); err != nil {

@@ -35,7 +35,8 @@ type config struct {
 	auditPostgres   string
 	auditTable      string
 	auditSpool      string
-	otlpLogs        string // audit.go
+	auditDurability durabilityFlag // audit.go
+	otlpLogs        string         // audit.go
 	logFile         string
 	slowTimeout     time.Duration
 	shutdownTimeout time.Duration
@@ -62,6 +63,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.auditPostgres, "audit-postgres", "", "PostgreSQL audit store `DSN` (overrides -audit-db; also $"+PostgresEnv+")")
 	fs.StringVar(&cfg.auditTable, "audit-table", "", "audit table `name` (default "+sqlstore.DefaultTable+")")
 	fs.StringVar(&cfg.auditSpool, "audit-spool", "", "local `directory` where audit rows wait while the store is down (default: the -audit-db path + .spool, or toolmw-audit.spool with PostgreSQL)")
+	fs.Var(&cfg.auditDurability, "audit-durability", "when a call is answered: `memory` (its row is queued; SIGKILL loses up to the queue) or disk (its row is fsync'd in the spool first; nothing answered is lost)")
 	fs.StringVar(&cfg.logFile, "log-file", "", "also write the log as JSON lines to this `file` (appended; stderr keeps the text lines)")
 	fs.DurationVar(&cfg.slowTimeout, "slow-timeout", 2*time.Second, "deadline of the slow tool (the Timeout interceptor)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may run after SIGINT/SIGTERM before they are cancelled")

@@ -124,7 +124,7 @@ func (p *process) wait(t *testing.T) int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
-func startServer(t *testing.T, args ...string) *process {
+func startServer(t testing.TB, args ...string) *process {
 	t.Helper()
 	cmd := exec.Command(serverBin, args...)
 	cmd.Dir = t.TempDir()
@@ -146,7 +146,7 @@ func startServer(t *testing.T, args ...string) *process {
 var urlRE = regexp.MustCompile(`at (http://\S+/mcp)`)
 
 // serverURL waits for the banner and returns the URL it prints.
-func serverURL(t *testing.T, p *process) string {
+func serverURL(t testing.TB, p *process) string {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {

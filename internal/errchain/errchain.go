@@ -12,10 +12,20 @@
 //   - it returns: As and Is give up on a method that blocks, after
 //     [MaxTime], and count it as no match (see [Known]).
 //
+// Its recover sites are its own, not internal/safecall's: a ground package
+// imports no other, and each turns a panic of the error's own method into
+// "no match" silently, on a walk errs.Normalize runs for every failure,
+// where there is no logger to report to (the caller reports the error).
+//
 // It is generic over the target type, so looking for a concrete type
 // neither reflects nor allocates (errors.As takes its target as an any,
 // which escapes to the heap on every call).
 package errchain
+
+import (
+	"errors"
+	"reflect"
+)
 
 // MaxDepth is how deep a walk goes at most: a real chain is a few errors
 // long, and a branch deeper than this is treated as ending there (so a
@@ -111,7 +121,7 @@ func is(err, target error, depth int, budget *int) bool {
 // the Unwrap method counts as nothing wrapped.
 func unwrap(err error) (many []error, next error) {
 	defer func() {
-		if recover() != nil {
+		if recover() != nil { // an Unwrap that panics wraps nothing (see the package doc)
 			many, next = nil, nil
 		}
 	}()
@@ -130,7 +140,7 @@ func unwrap(err error) (many []error, next error) {
 
 func callAs[E error](x interface{ As(any) bool }) (e E, ok bool) {
 	defer func() {
-		if recover() != nil {
+		if recover() != nil { // an As that panics is no match
 			var zero E
 			e, ok = zero, false
 		}
@@ -141,7 +151,7 @@ func callAs[E error](x interface{ As(any) bool }) (e E, ok bool) {
 
 func callIs(x interface{ Is(error) bool }, target error) (ok bool) {
 	defer func() {
-		if recover() != nil {
+		if recover() != nil { // an Is that panics is no match
 			ok = false
 		}
 	}()
@@ -153,6 +163,8 @@ func callIs(x interface{ Is(error) bool }, target error) (ok bool) {
 // are not equal.
 func equal(err, target error) (eq bool) {
 	defer func() {
+		// reflect's Comparable cannot tell in advance: a struct with an
+		// interface field panics only for some values.
 		if recover() != nil {
 			eq = false
 		}
@@ -207,4 +219,15 @@ func Unwrap(err error) []error {
 		return []error{next}
 	}
 	return nil
+}
+
+// errorStringType is the type of errors.New's errors, and of fmt.Errorf's
+// without %w.
+var errorStringType = reflect.TypeOf(errors.New(""))
+
+// IsErrorString reports whether err has the type errors.New makes (which
+// fmt.Errorf makes too when it wraps nothing): a text and nothing else, so
+// rendering it runs no code of anyone's.
+func IsErrorString(err error) bool {
+	return err != nil && reflect.TypeOf(err) == errorStringType
 }

@@ -135,3 +135,11 @@ func TestNormalizeDoesNotAllocate(t *testing.T) {
 	})
 	assert.Zero(t, allocs, "Normalize allocates nothing")
 }
+
+func TestIsErrorString(t *testing.T) {
+	assert.True(t, errchain.IsErrorString(errors.New("x")), "errors.New")
+	assert.True(t, errchain.IsErrorString(fmt.Errorf("x %d", 1)), "fmt.Errorf without %%w")
+	assert.False(t, errchain.IsErrorString(fmt.Errorf("x: %w", errors.New("y"))), "a wrapper")
+	assert.False(t, errchain.IsErrorString(context.DeadlineExceeded), "another type")
+	assert.False(t, errchain.IsErrorString(nil), "nil")
+}

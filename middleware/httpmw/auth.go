@@ -50,11 +50,11 @@ var ErrNoCredentials = errs.Unauthenticated("authentication required")
 //
 // Options: [WithDiagnostics], [WithFallbackLogger], [WithRealm],
 // [WithFailureStatus].
-func Authenticate(verify VerifyFunc, opts ...Option) func(http.Handler) http.Handler {
+func Authenticate(verify VerifyFunc, opts ...AuthenticateOption) func(http.Handler) http.Handler {
 	if verify == nil {
 		panic("httpmw.Authenticate: verify must not be nil")
 	}
-	o := newOptions("Authenticate", true, opts)
+	o := authenticateOptions(opts)
 	challenge := `Bearer realm="` + strings.ReplaceAll(o.realm, `"`, "") + `"`
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

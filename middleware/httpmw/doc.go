@@ -23,9 +23,14 @@
 // the server's (http.Flusher, http.Hijacker only where the server's writer
 // has it) and has Unwrap, for http.ResponseController.
 //
-// Construction mistakes fail at construction: a nil verifier, a
-// non-positive body limit, an option given to the constructor it does not
-// apply to. A nil hook reports to the fallback logger.
+// The knobs follow package middleware's rules (its doc, "Knobs"): what a
+// layer cannot work without is positional (the verifier, the body limit),
+// the rest are functional options, and every mistake fails at
+// construction: a nil verifier, a non-positive body limit, an option given
+// nil. Each constructor takes options of its own type ([RecoverOption],
+// [AuthenticateOption]; an [Option] is both), so an option given to a
+// constructor it does not apply to does not compile. A nil option is
+// skipped.
 //
 // The recommended order, outermost first:
 //

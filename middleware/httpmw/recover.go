@@ -5,6 +5,7 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/internal/httpwrap"
+	"github.com/toolmw/toolmw/internal/safecall"
 )
 
 // Recover returns HTTP middleware that recovers a panic in the handlers it
@@ -27,26 +28,29 @@ import (
 // Place it outermost:
 //
 //	alice.New(httpmw.Recover(httpmw.WithDiagnostics(diag)), httpmw.RequestID, auth, httpmw.MaxBodyBytes(1<<20)).Then(mcpHandler)
-func Recover(opts ...Option) func(http.Handler) http.Handler {
-	o := newOptions("Recover", false, opts)
+//
+// Options: [WithDiagnostics], [WithFallbackLogger].
+func Recover(opts ...RecoverOption) func(http.Handler) http.Handler {
+	o := recoverOptions(opts)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			hw, st := httpwrap.Wrap(w, nil)
-			defer func() {
-				v := recover()
-				if v == nil {
+			safecall.Call(func() { next.ServeHTTP(hw, r) }, func(f safecall.Fault) {
+				if f.Goexit {
+					// It cannot be stopped, and the response cannot be
+					// finished: the client sees the connection end.
+					o.report(r.Context(), "toolmw: runtime.Goexit in the HTTP layer", errs.CodeInternal, errs.NewPanicError(errs.ErrGoexit))
 					return
 				}
-				if v == http.ErrAbortHandler { //nolint:errorlint // net/http compares the same way
-					panic(v)
+				if f.Value == http.ErrAbortHandler { //nolint:errorlint // net/http compares the same way
+					panic(f.Value)
 				}
-				o.report(r.Context(), "toolmw: panic in the HTTP layer", errs.CodeInternal, errs.NewPanicError(v))
+				o.report(r.Context(), "toolmw: panic in the HTTP layer", errs.CodeInternal, errs.NewPanicError(f.Value))
 				if st.Wrote() {
 					return
 				}
 				writeJSONError(w, r, http.StatusInternalServerError, errs.CodeInternal, errs.JSONRPCInternalError, httpInternalMessage)
-			}()
-			next.ServeHTTP(hw, r)
+			})
 		})
 	}
 }

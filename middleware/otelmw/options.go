@@ -3,6 +3,7 @@ package otelmw
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -10,21 +11,18 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
 // Option configures [New].
 type Option func(*config)
 
-// ArgumentsRedactor returns what may be recorded of a call's arguments as
-// gen_ai.tool.call.arguments: a redacted copy of args (JSON), or nil to
-// record none. It must not change args, and must not panic.
-type ArgumentsRedactor func(tool string, args json.RawMessage) json.RawMessage
-
 // ResultRedactor returns what may be recorded of a successful call's result
 // as gen_ai.tool.call.result: redacted JSON, or nil to record none. It sees
-// the public fields of the result; it must not change res, and must not
-// panic.
+// the public fields of the result; it must not change res. A redactor that
+// panics records nothing, and its panic is reported once to the fallback
+// logger ([WithFallbackLogger]), as for a [middleware.ArgumentsRedactor].
 type ResultRedactor func(tool string, res *toolctx.CallResult) json.RawMessage
 
 // AttributeFilter reports whether an attribute may be recorded on the span
@@ -37,9 +35,10 @@ type config struct {
 	mp         metric.MeterProvider
 	prop       propagation.TextMapPropagator
 	filter     AttributeFilter
-	args       ArgumentsRedactor
+	args       middleware.ArgumentsRedactor
 	result     ResultRedactor
 	normalizer errs.Normalizer
+	fallback   *slog.Logger
 	rawCause   bool
 	stack      bool
 
@@ -112,7 +111,7 @@ func WithAttributeFilter(keep AttributeFilter) Option {
 // WithArguments records the call's arguments on the span, as
 // gen_ai.tool.call.arguments (an opt-in attribute of the conventions), as
 // redact returns them. Without it no argument is ever recorded.
-func WithArguments(redact ArgumentsRedactor) Option {
+func WithArguments(redact middleware.ArgumentsRedactor) Option {
 	return func(c *config) {
 		if redact == nil {
 			c.fail(errors.New("otelmw: WithArguments(nil): pass a redactor"))
@@ -151,6 +150,19 @@ func WithRawCause() Option {
 // [New] returns an error.
 func WithPanicStack() Option {
 	return func(c *config) { c.stack = true }
+}
+
+// WithFallbackLogger sets where a redactor's panic is reported (the call
+// then records nothing of what it redacts). Default: slog.Default() at the
+// time of the report.
+func WithFallbackLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l == nil {
+			c.fail(errors.New("otelmw: WithFallbackLogger(nil): pass a logger, or leave the option out for slog.Default()"))
+			return
+		}
+		c.fallback = l
+	}
 }
 
 // WithNormalizer sets the rules used to classify a result that was not

@@ -2,8 +2,10 @@ package otelmw
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +23,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/safecall"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/adapter"
@@ -32,9 +35,11 @@ const ScopeName = "github.com/toolmw/toolmw/middleware/otelmw"
 // New returns the OpenTelemetry interceptor: a SERVER span named
 // "tools/call {gen_ai.tool.name}" and one mcp.server.operation.duration
 // measurement per tool call, named as the MCP semantic conventions name
-// them (see the package documentation for every attribute). A bad option
-// (a nil provider, [WithPanicStack] without [WithRawCause]) is an error
-// here; so is a meter that refuses the histogram.
+// them (see the package documentation for every attribute). An option
+// given a value it cannot use (a nil provider, [WithPanicStack] without
+// [WithRawCause]) is an error here, as package middleware's doc ("Knobs")
+// says of every constructor that returns one; so is a meter that refuses
+// the histogram. A nil Option is skipped.
 //
 // Place it outermost, outside audit.Interceptor, so that the span covers the
 // whole chain and the audit row can record the span's ids.
@@ -45,10 +50,9 @@ const ScopeName = "github.com/toolmw/toolmw/middleware/otelmw"
 func New(opts ...Option) (toolctx.Middleware, error) {
 	c := &config{}
 	for _, o := range opts {
-		if o == nil {
-			return nil, errors.New("otelmw: New was given a nil Option")
+		if o != nil { // a nil Option asks for nothing
+			o(c)
 		}
-		o(c)
 	}
 	if c.err != nil {
 		return nil, c.err
@@ -202,28 +206,22 @@ func (h handler) CallTool(ctx context.Context, req *toolctx.Request) (res *toolc
 		}
 	}
 
-	finished := false
-	defer func() {
-		if finished {
-			return
-		}
-		// A panic (or a Goexit) came through: no Recover inside. Record it
-		// as the internal failure the adapter will make of it, and let it
-		// go on.
-		v := recover()
-		val := v
-		if val == nil {
+	// A panic or a Goexit that comes through (no Recover inside) is
+	// recorded as the internal failure the adapter will make of it, and
+	// goes on.
+	// (A Scope adds no frame to the stack of a panic below.)
+	var sc safecall.Scope
+	defer sc.Observe(func(f safecall.Fault) {
+		val := f.Value
+		if f.Goexit {
 			val = errs.ErrGoexit
 		}
 		in.finish(callCtx, span, measure, start, s, version, req, toolctx.ErrorResult(errs.NewPanicError(val)))
-		if v != nil {
-			panic(v)
-		}
-	}()
+	})
 	// A result the adapter cannot send is recorded as the failure the
 	// client gets (see adapter.Sendable).
 	res = adapter.Sendable(callCtx, h.next.CallTool(callCtx, req))
-	finished = true
+	sc.Returned()
 	in.finish(callCtx, span, measure, start, s, version, req, res)
 	return res
 }
@@ -248,7 +246,7 @@ func (in *interceptor) setCallAttributes(ctx context.Context, span trace.Span, s
 		}
 	}
 	if in.cfg.args != nil && len(req.Arguments) > 0 {
-		if red := in.cfg.args(req.Tool, req.Arguments); red != nil {
+		if red := in.redact(ctx, req, argsRedactorFault, func() json.RawMessage { return in.cfg.args(req.Tool, req.Arguments) }); red != nil {
 			sa.add(f, keyToolCallArguments.String(string(red)))
 		}
 	}
@@ -308,7 +306,7 @@ func (in *interceptor) finish(ctx context.Context, span trace.Span, measure bool
 		o = toolctx.Classify(ctx, res, in.cfg.normalizer)
 	}
 	if span != nil {
-		in.endSpan(span, o, req, res)
+		in.endSpan(ctx, span, o, req, res)
 	}
 	if o.Failed && o.Public.Code == errs.CodeUnknownTool {
 		// The name is the client's, not a tool's: its series is not kept,
@@ -350,7 +348,7 @@ func failureOf(o toolctx.Outcome) failure {
 	return f
 }
 
-func (in *interceptor) endSpan(span trace.Span, o toolctx.Outcome, req *toolctx.Request, res *toolctx.CallResult) {
+func (in *interceptor) endSpan(ctx context.Context, span trace.Span, o toolctx.Outcome, req *toolctx.Request, res *toolctx.CallResult) {
 	f := in.cfg.filter
 	switch {
 	case o.Failed && span.IsRecording():
@@ -381,7 +379,7 @@ func (in *interceptor) endSpan(span trace.Span, o toolctx.Outcome, req *toolctx.
 			in.rawEvent(span, res)
 		}
 	case !o.Failed && in.cfg.result != nil && span.IsRecording():
-		if red := in.cfg.result(req.Tool, res); red != nil {
+		if red := in.redact(ctx, req, resultRedactorFault, func() json.RawMessage { return in.cfg.result(req.Tool, res) }); red != nil {
 			kv := keyToolCallResult.String(string(red))
 			if f == nil || f(kv) {
 				span.SetAttributes(kv)
@@ -389,6 +387,24 @@ func (in *interceptor) endSpan(span trace.Span, o toolctx.Outcome, req *toolctx.
 		}
 	}
 	span.End()
+}
+
+// What the fallback logger is told of a redactor that panicked.
+const (
+	argsRedactorFault   = "toolmw/otelmw: the arguments redactor panicked; no arguments recorded"
+	resultRedactorFault = "toolmw/otelmw: the result redactor panicked; no result recorded"
+)
+
+// redact returns what a redactor gives; one that panics gives nil, so
+// nothing is recorded, and its panic is reported once to the fallback
+// logger as msg.
+func (in *interceptor) redact(ctx context.Context, req *toolctx.Request, msg string, red func() json.RawMessage) (out json.RawMessage) {
+	safecall.Reporter{Logger: in.cfg.fallback, Describe: errs.Describe}.Call(ctx, msg,
+		func() { out = red() },
+		func() []slog.Attr {
+			return []slog.Attr{slog.String("call_id", req.CallID), slog.String("tool", req.Tool)}
+		})
+	return out
 }
 
 // seriesKey identifies a series of calls: everything that what is cached

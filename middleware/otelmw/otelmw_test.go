@@ -1,10 +1,12 @@
 package otelmw_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/otelmw"
@@ -287,7 +290,7 @@ func TestPanicThroughEndsTheSpan(t *testing.T) {
 
 func TestConstructionErrors(t *testing.T) {
 	for name, opts := range map[string][]otelmw.Option{
-		"nil option":            {nil},
+		"nil logger":            {otelmw.WithFallbackLogger(nil)},
 		"nil tracer provider":   {otelmw.WithTracerProvider(nil)},
 		"nil meter provider":    {otelmw.WithMeterProvider(nil)},
 		"nil propagator":        {otelmw.WithPropagator(nil)},
@@ -303,6 +306,15 @@ func TestConstructionErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), "otelmw:", "%s: the error names the package", name)
 		}
 	}
+}
+
+// A nil Option asks for nothing: it is skipped, as in every constructor of
+// toolmw (it was an error here alone).
+func TestNilOptionIsSkipped(t *testing.T) {
+	tel := newTelemetry(t)
+	m, err := otelmw.New(append(tel.options(), nil)...)
+	require.NoError(t, err)
+	require.NotNil(t, m)
 }
 
 func TestNoopProvidersPassThrough(t *testing.T) {
@@ -358,4 +370,51 @@ func TestRawCauseHostileErrors(t *testing.T) {
 		require.Len(t, span.Events(), 1, "%s: the exception event", name)
 		assert.NotEmpty(t, attrs(span.Events()[0].Attributes)["exception.message"], "%s: described", name)
 	}
+}
+
+// A redactor that panics records nothing of what it redacts, leaves the
+// call alone and is reported once to the fallback logger.
+func TestPanickingRedactorsRecordNothing(t *testing.T) {
+	tel := newTelemetry(t)
+	var logged bytes.Buffer
+	h := direct(t, tel, toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
+		return toolctx.TextResult("fine")
+	}),
+		otelmw.WithFallbackLogger(slog.New(slog.NewTextHandler(&logged, nil))),
+		otelmw.WithArguments(func(string, json.RawMessage) json.RawMessage { panic("CANARY-args-redactor") }),
+		otelmw.WithResult(func(string, *toolctx.CallResult) json.RawMessage { panic("CANARY-result-redactor") }),
+	)
+	var res *toolctx.CallResult
+	require.NotPanics(t, func() {
+		res = h.CallTool(context.Background(), &toolctx.Request{Tool: "t", CallID: "c-9", Arguments: json.RawMessage(`{"q":1}`)})
+	})
+	assert.False(t, res.Failed(), "the call is unchanged")
+	a := attrs(tel.waitSpans(t, 1)[0].Attributes())
+	assert.NotContains(t, a, "gen_ai.tool.call.arguments")
+	assert.NotContains(t, a, "gen_ai.tool.call.result")
+	out := logged.String()
+	assert.Equal(t, 1, strings.Count(out, "panic=CANARY-args-redactor"), "the arguments redactor's panic, once")
+	assert.Equal(t, 1, strings.Count(out, "panic=CANARY-result-redactor"), "the result redactor's panic, once")
+	assert.Equal(t, 2, strings.Count(out, "call_id=c-9"), "with the call id")
+}
+
+// One redactor, of the one type, records the same arguments on the span and
+// in the audit row.
+func TestOneRedactorForSpanAndRow(t *testing.T) {
+	tel := newTelemetry(t)
+	var redact middleware.ArgumentsRedactor = func(_ string, args json.RawMessage) json.RawMessage {
+		return json.RawMessage(`{"q":"kept"}`)
+	}
+	otel, err := otelmw.New(tel.options(otelmw.WithArguments(redact))...)
+	require.NoError(t, err)
+	var r rows
+	h, err := middleware.New(otel, audit.Interceptor(&r, audit.WithArguments(redact)), middleware.Recover).
+		Then(toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.TextResult("ok") }))
+	require.NoError(t, err)
+	h.CallTool(context.Background(), &toolctx.Request{Tool: "t", Arguments: json.RawMessage(`{"q":"kept","password":"p"}`)})
+	a := attrs(tel.waitSpans(t, 1)[0].Attributes())
+	assert.Equal(t, `{"q":"kept"}`, a["gen_ai.tool.call.arguments"], "the span's arguments")
+	got := r.all()
+	require.Len(t, got, 1)
+	assert.JSONEq(t, `{"q":"kept"}`, string(got[0].Arguments), "the row's arguments, from the same redactor")
 }

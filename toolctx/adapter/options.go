@@ -23,6 +23,9 @@ type Config struct {
 	// Logger is what [WithFallbackLogger] gave; nil means slog.Default(),
 	// read when a line is logged.
 	Logger *slog.Logger
+	// Visible is what [WithVisibility] gave; nil: every tool is visible.
+	// Read it through [Config.Hidden].
+	Visible func(req *toolctx.Request) bool
 }
 
 // NewConfig applies opts, in order, to the defaults; name is the adapter's

@@ -158,6 +158,8 @@ func Middleware(m toolctx.Middleware, opts ...Option) server.ToolHandlerMiddlewa
 // none; its hooks act only on calls to that server, so one *server.Hooks may
 // be shared by several servers. Do not also call AddHooks for the same
 // server: each rejected call would run the chain twice.
+// With [WithVisibility] among opts it also installs the predicate as an
+// mcp-go tool filter ([ToolFilter]).
 func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
 	e := newEngine(m, opts)
 	e.marks = new(sync.Map)
@@ -165,6 +167,9 @@ func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
 	return func(s *server.MCPServer) {
 		e.tasks = &taskLinks{match: func(ctx context.Context, r *mcp.CallToolRequest) bool { return hybridTask(ctx, s, r) }}
 		server.WithToolHandlerMiddleware(mw)(s)
+		if f := toolFilter(e.cfg); f != nil {
+			server.WithToolFilter(f)(s)
+		}
 		h := s.GetHooks()
 		if h == nil {
 			h = &server.Hooks{}

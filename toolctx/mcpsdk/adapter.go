@@ -111,6 +111,9 @@ func middleware(m toolctx.Middleware, cache bool, opts []Option) mcp.Middleware 
 			h = m(h)
 		}
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == methodListTools && cfg.Visible != nil {
+				return listVisible(ctx, cfg, next, method, req)
+			}
 			if method != methodCallTool {
 				return next(ctx, method, req)
 			}
@@ -120,6 +123,7 @@ func middleware(m toolctx.Middleware, cache bool, opts []Option) mcp.Middleware 
 			}
 			c := &call{sdk: sreq, cfg: cfg, sender: sender{sdkCtx: ctx, sreq: sreq}}
 			chainCtx := context.WithValue(fill(cfg, ctx, &c.Request, sreq), callKey{}, c)
+			c.hidden = cfg.Hidden(&c.Request)
 			r := c.Serve(chainCtx, cfg, h, c, &c.sender)
 			if r.proto != nil {
 				return nil, r.proto
@@ -140,6 +144,9 @@ type call struct {
 	cfg    *adapter.Config
 	sdk    *mcp.CallToolRequest
 	sender sender
+	// hidden: the caller may not see the tool (WithVisibility); it is
+	// answered as an unknown tool whatever the chain returns.
+	hidden bool
 
 	runs  atomic.Int32
 	first invocation                 // the terminal's first run, without an allocation
@@ -186,6 +193,9 @@ var (
 // Encode implements adapter.Codec: what the SDK gets for the chain's
 // result res. The terminal's own results were encoded by the terminal.
 func (c *call) Encode(ctx context.Context, res *toolctx.CallResult) (reply, error) {
+	if c.hidden {
+		return reply{proto: unknownTool(c.Request.Tool).wire}, nil
+	}
 	inv := c.last.Load()
 	var shell *mcp.CallToolResult
 	if inv != nil {
@@ -200,12 +210,20 @@ func (c *call) Encode(ctx context.Context, res *toolctx.CallResult) (reply, erro
 		}
 		shell = inv.sdkResult
 	}
+	if shell == nil || shell.InputRequests != nil {
+		shell = completeShell(c.sdk.Session) // see resulttype.go
+	}
 	out, err := wireResult(shell, toolctx.Normalized(ctx, res, c.cfg.Normalizer))
 	return reply{out: out}, err
 }
 
 // Failure implements adapter.Codec.
-func (*call) Failure(pub errs.Public) reply { return reply{out: failureResult(pub)} }
+func (c *call) Failure(pub errs.Public) reply {
+	if c.hidden {
+		return reply{proto: unknownTool(c.Request.Tool).wire}
+	}
+	return reply{out: withResultType(c.sdk.Session, failureResult(pub))}
+}
 
 // encode checks that res, which the terminal is about to hand the chain,
 // can be sent, and encodes its structured content once for the SDK (see
@@ -249,6 +267,9 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) *toolctx.C
 	c, _ := ctx.Value(callKey{}).(*call)
 	if c == nil {
 		return toolctx.ErrorResult(errLostCall)
+	}
+	if c.hidden {
+		return toolctx.ErrorResult(unknownTool(c.Request.Tool))
 	}
 	sreq := c.sdk
 	if req != &c.Request && (!bytes.Equal(req.Arguments, c.Request.Arguments) || req.RequestState != c.Request.RequestState) {

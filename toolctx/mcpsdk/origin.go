@@ -101,8 +101,7 @@ func (t terminal) unknownTool(ctx context.Context, sreq *mcp.CallToolRequest, er
 	if tool, read := t.lookupTool(ctx, sreq, name); !read || tool != nil {
 		return nil, false
 	}
-	return &protocolError{pub: errs.UnknownTool(name),
-		wire: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}}, true
+	return unknownTool(name), true
 }
 
 // inputValidation reports whether ge, the error of an isError result, is

@@ -85,6 +85,14 @@ type ServerOptions struct {
 	// (the demo: its rate limit, bulkhead and cache), so that their
 	// rejections are audited and normalized like any failure.
 	Guards []toolctx.Middleware
+	// Scopes, when set, is the per-tool scope policy: RequireScopes(*Scopes)
+	// runs first among the guards, and the adapter hides from each caller's
+	// tools/list the tools the policy would refuse it
+	// (mcpsdk.WithVisibility(Scopes.Allows)), answering a call to one as
+	// an unknown tool. The caller is the identity an HTTP layer gives
+	// (httpmw.Authenticate with mcpsdk.ForwardIdentity, or go-sdk's
+	// auth.RequireBearerToken).
+	Scopes *middleware.ScopePolicy
 }
 
 // NewServer builds the go-sdk server with the demo tools behind the
@@ -102,9 +110,16 @@ func NewServer(o ServerOptions) (*mcp.Server, error) {
 	if err := AddTools(server); err != nil {
 		return nil, err
 	}
-	chain := middleware.New(o.Outer...).Extend(Chain(o.Audit, Diagnostics(o.Logger), o.SlowTimeout, o.Logger)).Append(o.Guards...)
-	mcpsdk.Install(server, chain.Middleware(),
-		mcpsdk.WithTransport(o.Transport), mcpsdk.WithFallbackLogger(o.Logger))
+	chain := middleware.New(o.Outer...).Extend(Chain(o.Audit, Diagnostics(o.Logger), o.SlowTimeout, o.Logger))
+	opts := []mcpsdk.Option{mcpsdk.WithTransport(o.Transport), mcpsdk.WithFallbackLogger(o.Logger)}
+	if o.Scopes != nil {
+		// The policy and the lists it filters are one value: a caller
+		// sees exactly the tools it may call.
+		chain = chain.Append(middleware.RequireScopes(*o.Scopes))
+		opts = append(opts, mcpsdk.WithVisibility(o.Scopes.Allows))
+	}
+	chain = chain.Append(o.Guards...)
+	mcpsdk.Install(server, chain.Middleware(), opts...)
 	return server, nil
 }
 
@@ -148,6 +163,12 @@ type HTTPOptions struct {
 	// Active, when not nil, counts the requests in flight other than GET
 	// (the session's long-lived stream), for a graceful shutdown.
 	Active *atomic.Int64
+	// Authenticate, when not nil, authenticates every request
+	// (httpmw.Authenticate): it runs inside the HTTP audit row, so that a
+	// refusal has its row, and the identity it finds reaches every call,
+	// on stateful sessions too, through mcpsdk.ForwardIdentity in front of
+	// the SDK's handlers.
+	Authenticate func(http.Handler) http.Handler
 }
 
 // Handler is the demo's HTTP handler: /mcp is go-sdk's streamable HTTP
@@ -180,6 +201,10 @@ func Handler(o HTTPOptions) (http.Handler, error) {
 		active = new(atomic.Int64)
 	}
 	diag := Diagnostics(o.Logger)
+	authenticate := alice.New()
+	if o.Authenticate != nil {
+		authenticate = alice.New(o.Authenticate, mcpsdk.ForwardIdentity)
+	}
 	stack := alice.New(
 		httpmw.Recover(httpmw.WithDiagnostics(diag), httpmw.WithFallbackLogger(o.Logger)),
 		httpmw.RequestID,
@@ -189,7 +214,7 @@ func Handler(o HTTPOptions) (http.Handler, error) {
 		countActive(active),
 		deadlines(o.WriteTimeout),
 		sessions.limit,
-	).Then(audit.CaptureHTTP(mcpHandler))
+	).Extend(authenticate).Then(audit.CaptureHTTP(mcpHandler))
 	// The 2024-11-05 HTTP+SSE transport, for older clients: a GET opens a
 	// session (its event stream), POSTs to the URL its endpoint event names
 	// carry the calls. mcpsdk.SSE tells the adapter (transport "sse", the
@@ -205,7 +230,7 @@ func Handler(o HTTPOptions) (http.Handler, error) {
 		countActive(active),
 		deadlines(o.WriteTimeout),
 		sessions.limitSSE,
-	).Then(audit.CaptureHTTP(sseHandler))
+	).Extend(authenticate).Then(audit.CaptureHTTP(sseHandler))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", stack)
 	mux.Handle("/sse", sseStack)
