@@ -372,45 +372,11 @@ func fill(cfg *adapter.Config, ctx context.Context, r *toolctx.Request, sreq *mc
 	r.Tool = p.Name
 	r.Arguments = p.Arguments
 	r.CallID = adapter.NewCallID()
-	r.Transport = cfg.Transport
-	if r.Transport == "" {
-		r.Transport = toolctx.TransportUnknown
-	}
-	if sreq.Session != nil {
-		r.SessionID = sreq.Session.ID()
-	}
 	if len(p.Meta) > 0 {
 		r.Meta = p.Meta
 	}
 	r.InputResponses, r.RequestState = adapter.RawValues(p.InputResponses), p.RequestState
-	ctxIsPerRequest := true
-	if ex := sreq.Extra; ex != nil {
-		// Only the streamable HTTP transport sets Extra.
-		r.Transport = toolctx.TransportStreamableHTTP
-		r.Header = ex.Header
-		if ti := ex.TokenInfo; ti != nil {
-			r.Identity = &toolctx.Identity{Subject: ti.UserID, Scopes: ti.Scopes}
-			if rid, ok := ti.Extra[tokenInfoRequestIDKey].(string); ok {
-				r.RequestID = rid
-			}
-		}
-		// On a stateful session the context comes from the HTTP request
-		// that created the session, not from this one: its identity and
-		// request id would be stale.
-		ctxIsPerRequest = r.SessionID == ""
-	} else if ss, ok := ctx.Value(sseKey{}).(*sseSession); ok {
-		// A session opened through SSE: the context is that of its GET.
-		r.Transport = toolctx.TransportSSE
-		r.SessionID = ss.sessionID()
-		ctxIsPerRequest = false
-	}
-	if ctxIsPerRequest {
-		if id := toolctx.IdentityFrom(ctx); id != nil {
-			r.Identity = id
-		}
-		if rid := toolctx.RequestIDFrom(ctx); rid != "" {
-			r.RequestID = rid
-		}
+	if identify(cfg, ctx, r, sreq.Session, sreq.Extra) {
 		return ctx
 	}
 	var id toolctx.Identity // the zero Identity hides the creator's
@@ -418,6 +384,49 @@ func fill(cfg *adapter.Config, ctx context.Context, r *toolctx.Request, sreq *mc
 		id = *r.Identity
 	}
 	return toolctx.WithRequestID(toolctx.WithIdentity(ctx, id), r.RequestID)
+}
+
+// identify sets r's transport, session, identity and request id from what
+// the SDK exposes of a request (its session and, on streamable HTTP, its
+// Extra), for a tools/call and a tools/list alike. It reports whether ctx
+// belongs to this request: false on a stateful streamable HTTP session or
+// an SSE session, where ctx is the context of the request that opened the
+// session and its identity and request id are not this caller's.
+func identify(cfg *adapter.Config, ctx context.Context, r *toolctx.Request, session *mcp.ServerSession, extra *mcp.RequestExtra) (perRequest bool) {
+	r.Transport = cfg.Transport
+	if r.Transport == "" {
+		r.Transport = toolctx.TransportUnknown
+	}
+	if session != nil {
+		r.SessionID = session.ID()
+	}
+	perRequest = true
+	if extra != nil {
+		// Only the streamable HTTP transport sets Extra.
+		r.Transport = toolctx.TransportStreamableHTTP
+		r.Header = extra.Header
+		if ti := extra.TokenInfo; ti != nil {
+			r.Identity = &toolctx.Identity{Subject: ti.UserID, Scopes: ti.Scopes}
+			if rid, ok := ti.Extra[tokenInfoRequestIDKey].(string); ok {
+				r.RequestID = rid
+			}
+		}
+		perRequest = r.SessionID == ""
+	} else if ss, ok := ctx.Value(sseKey{}).(*sseSession); ok {
+		// A session opened through SSE: the context is that of its GET.
+		r.Transport = toolctx.TransportSSE
+		r.SessionID = ss.sessionID()
+		perRequest = false
+	}
+	if perRequest {
+		if id := toolctx.IdentityFrom(ctx); id != nil {
+			r.Identity = id
+		}
+		if rid := toolctx.RequestIDFrom(ctx); rid != "" {
+			r.RequestID = rid
+		}
+	}
+	return perRequest
 }
 
 // toSDKResult writes r's public fields into an SDK result. shell, when set,

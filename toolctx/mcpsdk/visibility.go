@@ -50,37 +50,8 @@ func listVisible(ctx context.Context, cfg *adapter.Config, next mcp.MethodHandle
 // listCaller is the caller of a tools/list as fill tells the caller of a
 // tools/call: the request [WithVisibility]'s predicate gets, without a tool.
 func listCaller(cfg *adapter.Config, ctx context.Context, lreq *mcp.ListToolsRequest) toolctx.Request {
-	r := toolctx.Request{Transport: cfg.Transport}
-	if r.Transport == "" {
-		r.Transport = toolctx.TransportUnknown
-	}
-	if lreq.Session != nil {
-		r.SessionID = lreq.Session.ID()
-	}
-	perRequest := true
-	if ex := lreq.Extra; ex != nil {
-		r.Transport = toolctx.TransportStreamableHTTP
-		r.Header = ex.Header
-		if ti := ex.TokenInfo; ti != nil {
-			r.Identity = &toolctx.Identity{Subject: ti.UserID, Scopes: ti.Scopes}
-			if rid, ok := ti.Extra[tokenInfoRequestIDKey].(string); ok {
-				r.RequestID = rid
-			}
-		}
-		perRequest = r.SessionID == ""
-	} else if ss, ok := ctx.Value(sseKey{}).(*sseSession); ok {
-		r.Transport = toolctx.TransportSSE
-		r.SessionID = ss.sessionID()
-		perRequest = false
-	}
-	if perRequest {
-		if id := toolctx.IdentityFrom(ctx); id != nil {
-			r.Identity = id
-		}
-		if rid := toolctx.RequestIDFrom(ctx); rid != "" {
-			r.RequestID = rid
-		}
-	}
+	var r toolctx.Request
+	identify(cfg, ctx, &r, lreq.Session, lreq.Extra)
 	return r
 }
 
