@@ -92,6 +92,11 @@
 // (not for an unknown tool). It is how a rollout is watched: the rate of
 // would-be rejections per guard and tool, before the guard enforces.
 //
+// toolmw.cache.lookups, a counter of calls (toolmw's own), counts the calls
+// middleware.Cache looked up: one per "cache" note of the result, with
+// mcp.method.name, toolmw.cache.result ([KeyCacheResult]: hit or miss) and
+// gen_ai.tool.name. Its hit ratio per tool says whether a TTL pays.
+//
 // # Joining the audit row
 //
 // When its span is recording, the interceptor puts the span's ids in the

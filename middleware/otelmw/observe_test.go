@@ -66,3 +66,36 @@ func TestWouldRejectCounter(t *testing.T) {
 		{"max_arg_bytes", "b"}: 1, {"rate_limit", "b"}: 1,
 	}, got)
 }
+
+// toolmw.cache.lookups counts, per tool, the calls middleware.Cache
+// served from the cache and the ones it looked up and missed; a call
+// Cache does not look up (another tool) is not counted.
+func TestCacheLookupsCounter(t *testing.T) {
+	tel := newTelemetry(t)
+	otel, err := otelmw.New(tel.options()...)
+	require.NoError(t, err)
+	cache := middleware.When(middleware.Tools("forecast"), middleware.Cache(middleware.CacheConfig{TTL: time.Hour}))
+	h, err := middleware.New(otel, cache).ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.TextResult("ok") })
+	require.NoError(t, err)
+
+	alice := &toolctx.Identity{Subject: "alice"}
+	for _, c := range []struct{ tool, args string }{
+		{"forecast", `{"city":"Oslo"}`}, // miss
+		{"forecast", `{"city":"Oslo"}`}, // hit
+		{"forecast", `{"city":"Oslo"}`}, // hit
+		{"forecast", `{"city":"Rome"}`}, // miss
+		{"other", `{}`},                 // not looked up
+	} {
+		res := h.CallTool(context.Background(), &toolctx.Request{Tool: c.tool, Arguments: []byte(c.args), Identity: alice, Transport: toolctx.TransportStdio})
+		require.False(t, res.Failed(), "%s %s", c.tool, c.args)
+	}
+
+	got := map[[2]string]int64{}
+	for _, p := range tel.counter(t, "toolmw.cache.lookups") {
+		a := attrs(p.Attributes.ToSlice())
+		assert.Equal(t, "tools/call", a["mcp.method.name"])
+		got[[2]string{a["toolmw.cache.result"].(string), a["gen_ai.tool.name"].(string)}] = p.Value
+	}
+	assert.Equal(t, map[[2]string]int64{{"miss", "forecast"}: 2, {"hit", "forecast"}: 2}, got,
+		"two misses and two hits of forecast, nothing for the tool Cache does not look up")
+}

@@ -95,6 +95,13 @@ func New(opts ...Option) (toolctx.Middleware, error) {
 			return nil, fmt.Errorf("otelmw: cannot create the %s counter: %w", metricWouldReject, err)
 		}
 		in.wouldReject = c
+		c, err = meter.Int64Counter(metricCacheLookups,
+			metric.WithUnit("{call}"),
+			metric.WithDescription("Calls middleware.Cache looked up, by hit or miss."))
+		if err != nil {
+			return nil, fmt.Errorf("otelmw: cannot create the %s counter: %w", metricCacheLookups, err)
+		}
+		in.cacheLookups = c
 	}
 	return func(next toolctx.Handler) toolctx.Handler {
 		return handler{in: in, next: next}
@@ -108,8 +115,11 @@ type interceptor struct {
 	// wouldReject counts the would_reject notes of the results
 	// (toolmw.guard.would_reject).
 	wouldReject metric.Int64Counter
-	spans       bool
-	metrics     bool
+	// cacheLookups counts the cache notes of the results
+	// (toolmw.cache.lookups).
+	cacheLookups metric.Int64Counter
+	spans        bool
+	metrics      bool
 
 	// epoch is the interceptor's clock: a call's duration is two
 	// monotonic reads of time.Since(epoch), where time.Now would read the
@@ -314,7 +324,7 @@ func (in *interceptor) finish(ctx context.Context, span trace.Span, measure bool
 		in.series.drop(seriesKey{tool: req.Tool, version: version, transport: req.Transport})
 	}
 	if in.metrics {
-		in.countWouldReject(ctx, req, o, res)
+		in.countNotes(ctx, req, o, res)
 	}
 	if measure {
 		d := time.Since(in.epoch) - start
@@ -627,21 +637,32 @@ func (m metaCarrier) Keys() []string {
 	return keys
 }
 
-// guardKey identifies a series of toolmw.guard.would_reject.
-type guardKey struct{ guard, tool string }
+// guardKey identifies a series of toolmw.guard.would_reject (cache false:
+// value is the guard) or of toolmw.cache.lookups (cache true: value is hit
+// or miss).
+type guardKey struct {
+	cache       bool
+	value, tool string
+}
 
-// countWouldReject adds one to toolmw.guard.would_reject for each
-// would_reject note of res (one per observed guard that would have
-// stopped the call).
-func (in *interceptor) countWouldReject(ctx context.Context, req *toolctx.Request, o toolctx.Outcome, res *toolctx.CallResult) {
+// countNotes adds one to toolmw.guard.would_reject for each would_reject
+// note of res (one per observed guard that would have stopped the call),
+// and one to toolmw.cache.lookups for its cache note.
+func (in *interceptor) countNotes(ctx context.Context, req *toolctx.Request, o toolctx.Outcome, res *toolctx.CallResult) {
 	for _, n := range res.Notes() {
-		if n.Key != middleware.NoteWouldReject {
+		var c metric.Int64Counter
+		k := guardKey{value: n.Value, tool: req.Tool}
+		switch n.Key {
+		case middleware.NoteWouldReject:
+			c = in.wouldReject
+		case middleware.NoteCache:
+			c, k.cache = in.cacheLookups, true
+		default:
 			continue
 		}
-		if !in.wouldReject.Enabled(ctx) {
-			return
+		if !c.Enabled(ctx) {
+			continue
 		}
-		k := guardKey{guard: n.Value, tool: req.Tool}
 		if o.Failed && o.Public.Code == errs.CodeUnknownTool {
 			k.tool = "" // the client's choice: unbounded
 		}
@@ -651,13 +672,17 @@ func (in *interceptor) countWouldReject(ctx context.Context, req *toolctx.Reques
 			var a callAttrs
 			a.kv[0] = attrMethod
 			a.n = 1
-			a.add(f, KeyGuard.String(k.guard))
+			if k.cache {
+				a.add(f, KeyCacheResult.String(k.value))
+			} else {
+				a.add(f, KeyGuard.String(k.value))
+			}
 			if k.tool != "" {
 				a.add(f, keyToolName.String(k.tool))
 			}
 			opts = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(a.slice()...))}
 			in.guards.put(k, opts)
 		}
-		in.wouldReject.Add(ctx, 1, opts...)
+		c.Add(ctx, 1, opts...)
 	}
 }

@@ -75,6 +75,9 @@ const (
 	// toolmw.guard.would_reject measurement is for (the value of
 	// middleware.NoteWouldReject: rate_limit, bulkhead, ...).
 	KeyGuard = attribute.Key("toolmw.guard")
+	// KeyCacheResult is toolmw.cache.result: "hit" or "miss", the
+	// middleware.NoteCache note of a call toolmw.cache.lookups counts.
+	KeyCacheResult = attribute.Key("toolmw.cache.result")
 )
 
 // Values.
@@ -96,6 +99,9 @@ const (
 	// metricWouldReject is toolmw's own counter of the calls an observed
 	// guard would have stopped (not conventions).
 	metricWouldReject = "toolmw.guard.would_reject"
+	// metricCacheLookups is toolmw's own counter of the calls
+	// middleware.Cache looked up, by hit or miss (not conventions).
+	metricCacheLookups = "toolmw.cache.lookups"
 	// errorTypeToolError is error.type for an isError CallToolResult
 	// [MCP common.yaml, error.type note].
 	errorTypeToolError = "tool_error"
