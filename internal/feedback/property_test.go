@@ -88,6 +88,12 @@ func (g gen) schema(depth int) map[string]any {
 		var req []string
 		for range 1 + g.r.IntN(3) {
 			n := g.name()
+			if _, dup := props[n]; dup {
+				// A name drawn twice: "required" must list each name
+				// once, or the schema does not compile (a seed of the
+				// mcp-go run drew ["vsli","k","k"]).
+				continue
+			}
 			props[n] = g.schema(depth - 1)
 			if g.r.IntN(2) == 0 {
 				req = append(req, n)
