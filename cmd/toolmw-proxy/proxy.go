@@ -499,26 +499,11 @@ func (p *proxy) visible(ctx context.Context, req mcp.Request, list *mcp.ListTool
 
 // forwarded are the methods the upstream answers, by name.
 var forwarded = map[string]func(ctx context.Context, s *mcp.ClientSession, params mcp.Params) (mcp.Result, error){
-	"resources/list": func(ctx context.Context, s *mcp.ClientSession, params mcp.Params) (mcp.Result, error) {
-		pr, _ := params.(*mcp.ListResourcesParams)
-		return s.ListResources(ctx, pr)
-	},
-	"resources/templates/list": func(ctx context.Context, s *mcp.ClientSession, params mcp.Params) (mcp.Result, error) {
-		pr, _ := params.(*mcp.ListResourceTemplatesParams)
-		return s.ListResourceTemplates(ctx, pr)
-	},
-	"resources/read": func(ctx context.Context, s *mcp.ClientSession, params mcp.Params) (mcp.Result, error) {
-		pr, _ := params.(*mcp.ReadResourceParams)
-		return s.ReadResource(ctx, pr)
-	},
-	"prompts/list": func(ctx context.Context, s *mcp.ClientSession, params mcp.Params) (mcp.Result, error) {
-		pr, _ := params.(*mcp.ListPromptsParams)
-		return s.ListPrompts(ctx, pr)
-	},
-	"prompts/get": func(ctx context.Context, s *mcp.ClientSession, params mcp.Params) (mcp.Result, error) {
-		pr, _ := params.(*mcp.GetPromptParams)
-		return s.GetPrompt(ctx, pr)
-	},
+	"resources/list":           forward((*mcp.ClientSession).ListResources),
+	"resources/templates/list": forward((*mcp.ClientSession).ListResourceTemplates),
+	"resources/read":           forward((*mcp.ClientSession).ReadResource),
+	"prompts/list":             forward((*mcp.ClientSession).ListPrompts),
+	"prompts/get":              forward((*mcp.ClientSession).GetPrompt),
 	"logging/setLevel": func(ctx context.Context, s *mcp.ClientSession, params mcp.Params) (mcp.Result, error) {
 		pr, _ := params.(*mcp.SetLoggingLevelParams)
 		if init := s.InitializeResult(); init == nil || init.Capabilities == nil || init.Capabilities.Logging == nil {
@@ -526,6 +511,16 @@ var forwarded = map[string]func(ctx context.Context, s *mcp.ClientSession, param
 		}
 		return nil, s.SetLoggingLevel(ctx, pr)
 	},
+}
+
+// forward turns a client session's method for one request into an entry
+// of forwarded: the params the proxy's server decoded, passed on as they
+// are (nil when they are of another type, as the SDK's own methods take).
+func forward[P mcp.Params, R mcp.Result](call func(*mcp.ClientSession, context.Context, P) (R, error)) func(context.Context, *mcp.ClientSession, mcp.Params) (mcp.Result, error) {
+	return func(ctx context.Context, s *mcp.ClientSession, params mcp.Params) (mcp.Result, error) {
+		pr, _ := params.(P)
+		return call(s, ctx, pr)
+	}
 }
 
 // protocolError is what a client gets when the upstream failed a method
