@@ -78,9 +78,11 @@ type RateLimitConfig struct {
 // second, and a call takes one or is rejected), computed without a lock.
 // A call over its key's rate is rejected before the interceptors inside
 // and the handler run, with the public [errs.CodeRateLimited] error "too
-// many calls: retry after 1.5s" and the detail {"retry_after_ms": 1500},
-// the time until the bucket has a token again, rounded up to the
-// millisecond. The audit row has its code; Diagnostics is not called.
+// many calls: retry after 30s" and the detail {"retry_after_ms": 30000}:
+// what a client should wait, the time until the bucket has a token again
+// rounded up to the second (to the millisecond below one second), so that
+// a wait of 29.998s reads 30s and a client that waits as told is
+// admitted. The audit row has its code; Diagnostics is not called.
 //
 // With a Store, the buckets are the store's, with the same semantics: each
 // call takes its token there in one round trip, bounded by the
@@ -287,9 +289,14 @@ func (t *rateBuckets) len() int {
 	return t.n
 }
 
-// retryAfter is wait rounded up to the millisecond, at least one.
+// retryAfter is what a client should wait: wait rounded up to the second
+// from one second on, below it to the millisecond, at least one.
 func retryAfter(wait time.Duration) time.Duration {
-	return max((wait + time.Millisecond - 1).Truncate(time.Millisecond), time.Millisecond)
+	unit := time.Millisecond
+	if wait > time.Second {
+		unit = time.Second
+	}
+	return max((wait + unit - 1).Truncate(unit), time.Millisecond)
 }
 
 // rateLimited is the public rejection of a call over its rate.

@@ -257,3 +257,38 @@ func TestReadsAnOlderSchema(t *testing.T) {
 	assert.NotContains(t, out, "NOTES", "no notes column for rows without notes")
 	assert.Equal(t, before, dirState(t, filepath.Dir(db)), "the old database is not upgraded or changed")
 }
+
+// TestOutcomeInputRequired: -outcome takes every outcome a row can have,
+// input_required (a multi-round-trip call's round that asked the client for
+// input) among them, finds its rows, and lists it in the flag's help and in
+// the error for an outcome that is not one.
+func TestOutcomeInputRequired(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "audit.db")
+	s, err := sqlstore.OpenSQLite(context.Background(), db, sqlstore.Options{})
+	require.NoError(t, err)
+	require.NoError(t, s.WriteBatch(context.Background(), []audit.Record{
+		{Time: now.Add(-2 * time.Minute), Kind: audit.KindTool, CallID: "m1", Tool: "book_trip", Outcome: audit.OutcomeInputRequired},
+		{Time: now.Add(-time.Minute), Kind: audit.KindTool, CallID: "m2", Tool: "book_trip", Outcome: audit.OutcomeOK},
+	}))
+	require.NoError(t, s.Close())
+
+	for _, o := range audit.Outcomes() {
+		out, errOut, code := runAudit(t, "-db", db, "-json", "-outcome", string(o))
+		require.Equal(t, 0, code, "-outcome %s: %s", o, errOut)
+		var rows []Row
+		require.NoError(t, json.Unmarshal([]byte(out), &rows), "-outcome %s", o)
+		for _, r := range rows {
+			assert.Equal(t, o, r.Outcome, "-outcome %s finds only its rows", o)
+		}
+	}
+	out, errOut, code := runAudit(t, "-db", db, "-json", "-outcome", "input_required")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `"call_id": "m1"`, "the round that asked for input")
+	assert.NotContains(t, out, `"call_id": "m2"`)
+
+	_, errOut, _ = runAudit(t, "-db", db, "-outcome", "asked")
+	assert.Contains(t, errOut, "input_required", "the error lists every outcome: %s", errOut)
+	_, help, code := runAudit(t, "-h")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, help, "ok, error, rejected, canceled, timeout, panic, input_required", "the help lists every outcome")
+}

@@ -1,9 +1,16 @@
 // Command client is the five-minute tour's MCP client: it connects to the demo
-// server (examples/server) with the official go-sdk client over streamable
-// HTTP, calls every demo tool and prints exactly what the client saw.
+// server (examples/server) with the official go-sdk client, calls every demo
+// tool and prints exactly what the client saw. It speaks streamable HTTP
+// (-url, the default), the older HTTP+SSE transport (-sse) or stdio (-stdio,
+// starting the server itself):
 //
 //	go run ./examples/server &
 //	go run ./examples/client -url http://127.0.0.1:8080/mcp
+//	go run ./examples/client -sse http://127.0.0.1:8080/sse
+//	go run ./examples/client -stdio 'go run ./examples/server -stdio'
+//
+// With -stdio the server's stderr (its diagnostics) is passed through to the
+// client's stderr.
 package main
 
 import (
@@ -14,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"sort"
 	"strings"
@@ -61,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("client", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	url := fs.String("url", "http://127.0.0.1:8080/mcp", "the demo server's streamable HTTP `URL`")
+	sse := fs.String("sse", "", "connect over HTTP+SSE (protocol 2024-11-05) to this `URL` instead, such as http://127.0.0.1:8080/sse")
+	stdio := fs.String("stdio", "", "start this `command` (split at spaces, no shell) and talk to it over stdin/stdout instead, such as 'go run ./examples/server -stdio'")
 	timeout := fs.Duration("timeout", time.Minute, "give up on the whole tour after this long")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -68,26 +78,72 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "client: unexpected argument %q (quote the -stdio command as one argument)\n", fs.Arg(0))
+		return 2
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	n := 0
+	for _, name := range []string{"url", "sse", "stdio"} {
+		if set[name] {
+			n++
+		}
+	}
+	if n > 1 {
+		fmt.Fprintln(stderr, "client: pass one of -url, -sse and -stdio")
+		return 2
+	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 
+	var (
+		transport mcp.Transport
+		target    = *url
+	)
+	switch {
+	case set["stdio"]:
+		argv := strings.Fields(*stdio)
+		if len(argv) == 0 {
+			fmt.Fprintln(stderr, "client: -stdio needs a command, such as 'go run ./examples/server -stdio'")
+			return 2
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stderr = stderr
+		transport = &mcp.CommandTransport{Command: cmd}
+		target = "stdio: " + strings.Join(argv, " ")
+	case set["sse"]:
+		transport = &mcp.SSEClientTransport{Endpoint: *sse}
+		target = *sse
+	default:
+		transport = &mcp.StreamableClientTransport{Endpoint: *url, MaxRetries: -1, DisableStandaloneSSE: true}
+	}
+
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolmw-tour-client", Version: "0.1.0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: *url, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "client: cannot connect to %s: %v (is `go run ./examples/server` running? pass -url)\n", *url, err)
+		fmt.Fprintf(stderr, "client: cannot connect to %s: %v (%s)\n", target, err, connectHint(set))
 		return 1
 	}
 	defer func() { _ = cs.Close() }()
-	if err := RunTour(ctx, cs, *url, stdout); err != nil {
+	if err := RunTour(ctx, cs, target, stdout); err != nil {
 		fmt.Fprintf(stderr, "client: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
+// connectHint says what to check when the client cannot connect.
+func connectHint(set map[string]bool) string {
+	if set["stdio"] {
+		return "does the command serve MCP over stdio? the demo needs -stdio"
+	}
+	return "is `go run ./examples/server` running? pass -url, or -sse for its /sse endpoint"
+}
+
 // RunTour lists the tools and makes every call of Tour on cs, printing what
-// the client saw.
-func RunTour(ctx context.Context, cs *mcp.ClientSession, url string, out io.Writer) error {
+// the client saw; target names the server in the first line.
+func RunTour(ctx context.Context, cs *mcp.ClientSession, target string, out io.Writer) error {
 	var names []string
 	for tool, err := range cs.Tools(ctx, nil) {
 		if err != nil {
@@ -96,7 +152,7 @@ func RunTour(ctx context.Context, cs *mcp.ClientSession, url string, out io.Writ
 		names = append(names, tool.Name)
 	}
 	sort.Strings(names)
-	fmt.Fprintf(out, "connected to %s; tools: %s\n", url, strings.Join(names, ", "))
+	fmt.Fprintf(out, "connected to %s; tools: %s\n", target, strings.Join(names, ", "))
 	for _, c := range Tour {
 		fmt.Fprintf(out, "\n%s %s\n  (%s)\n", c.Tool, compact(c.Args), c.Why)
 		fmt.Fprintf(out, "  -> %s\n", CallAndDescribe(ctx, cs, c))

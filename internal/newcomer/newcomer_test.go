@@ -90,7 +90,7 @@ func TestNewcomer(t *testing.T) {
 
 	// The two commands: the server starts, listens and stops cleanly on
 	// SIGINT (after the tour, so the tour saw a fresh working directory).
-	srv := command{line: doc.serverLine, cmd: doc.serverCmd, background: true}.rewrite(addr)
+	srv := command{line: doc.serverLine, cmd: doc.serverCmd, background: true, anyOutput: true}.rewrite(addr)
 	s := startBackground(t, dir, env, srv, addr)
 	s.stopAndCheck(t)
 
@@ -197,7 +197,9 @@ func freePort(t *testing.T) string {
 }
 
 // commandEnv is this process's environment, sharing its build and module
-// caches with the commands (so `go run` reuses what the suite compiled).
+// caches with the commands: `go run` compiles only toolmw's own packages
+// (their directory, the clone's, is part of their cache key); the
+// dependencies come from the cache the suite's build filled.
 func commandEnv() []string {
 	env := os.Environ()
 	for _, k := range []string{"GOCACHE", "GOMODCACHE"} {
@@ -239,6 +241,7 @@ type command struct {
 	cmd        string
 	background bool
 	want       []string
+	anyOutput  bool // the two commands' server: only its clean stop is checked
 	wantExit   int
 }
 
@@ -542,10 +545,10 @@ func (b *background) stopAndCheck(t *testing.T) {
 	if code := exitCode(err); code != 0 && !interruptedGoRun(b.c.cmd, code, got) {
 		t.Fatalf("README.md line %d: %q exited with status %d after SIGINT, want 0 (%v):\n%s", b.c.line, b.c.cmd, code, err, strings.Join(got, "\n"))
 	}
-	if b.c.want != nil && !match(b.c.want, got) {
+	if !b.c.anyOutput && !match(b.c.want, got) {
 		t.Fatalf("README.md line %d: $ %s & (stopped with SIGINT): its output does not match README.md's\n%s", b.c.line, b.c.cmd, diff(b.c.want, got))
 	}
-	t.Logf("README.md line %d: %s stopped with SIGINT, exit 0, %d lines of output match", b.c.line, b.c.cmd, len(got))
+	t.Logf("README.md line %d: %s stopped with SIGINT, exit status %d, %d lines of output (checked: %v)", b.c.line, b.c.cmd, exitCode(err), len(got), !b.c.anyOutput)
 }
 
 var goRunExit = regexp.MustCompile(`^exit status \d+$`)
