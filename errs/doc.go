@@ -3,6 +3,7 @@
 // turns any error into the public envelope a client may see, [PanicError] for
 // recovered panics, and the registration errors [ToolNameError] and
 // [ToolSchemaError].
+// See docs/behaviour.md for what the caller sees and what the server keeps.
 //
 // The one rule of toolmw is that the audit row may name the cause and the
 // caller may not. This package draws the line: an [*Error] has a public code,

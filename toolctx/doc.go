@@ -1,6 +1,7 @@
 // Package toolctx is the model of one MCP tool call in toolmw: a [*Request]
 // in, a [*CallResult] out, and the [Handler] that turns one into the other,
 // in the style of net/http.
+// See docs/chain.md (handlers, interceptors, progress and log messages).
 //
 //	type Handler interface {
 //		CallTool(ctx context.Context, req *Request) *CallResult
