@@ -11,20 +11,23 @@ import (
 )
 
 // pairedRuns are bench/internal/paired's figures: per case, per arm, the
-// CPU time per call of each burst, in burst order.
+// CPU time per call of each burst, in burst order, and the other figures
+// of the bursts (gc-ns/op, wall-ns/op, B/op) per unit where written.
 type pairedRuns struct {
 	order []string
 	cpu   map[string]map[string][]float64
+	other map[string]map[string]map[string][]float64 // case, arm, unit
 }
 
-// parsePaired reads lines "Paired/<case> burst=<n> arm=<arm> cpu-ns/op=<ns>".
-// A burst that lacks one of its arms (a run cut short) is dropped whole,
-// so that every ratio is taken within one burst.
+// parsePaired reads lines "Paired/<case> burst=<n> arm=<arm> cpu-ns/op=<ns>",
+// optionally followed by more "<unit>=<value>" figures. A burst that lacks
+// one of its arms (a run cut short) is dropped whole, so that every ratio
+// is taken within one burst.
 func parsePaired(r io.Reader) (*pairedRuns, error) {
 	type key struct{ cs, burst string }
-	bursts := map[key]map[string]float64{}
+	bursts := map[key]map[string]map[string]float64{}
 	var keys []key
-	p := &pairedRuns{cpu: map[string]map[string][]float64{}}
+	p := &pairedRuns{cpu: map[string]map[string][]float64{}, other: map[string]map[string]map[string][]float64{}}
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		f := strings.Fields(sc.Text())
@@ -32,7 +35,7 @@ func parsePaired(r io.Reader) (*pairedRuns, error) {
 			continue
 		}
 		cs, ok := strings.CutPrefix(f[0], "Paired/")
-		if !ok || len(f) != 4 {
+		if !ok || len(f) < 4 {
 			return nil, fmt.Errorf("paired results, line %d: want \"Paired/<case> burst=N arm=A cpu-ns/op=NS\", got %q", n, sc.Text())
 		}
 		burst, ok1 := strings.CutPrefix(f[1], "burst=")
@@ -42,14 +45,24 @@ func parsePaired(r io.Reader) (*pairedRuns, error) {
 		if !ok1 || !ok2 || !ok3 || err != nil || !(ns > 0) {
 			return nil, fmt.Errorf("paired results, line %d: malformed %q", n, sc.Text())
 		}
+		figs := map[string]float64{"cpu-ns/op": ns}
+		for _, kv := range f[4:] {
+			u, v, ok := strings.Cut(kv, "=")
+			x, err := strconv.ParseFloat(v, 64)
+			if !ok || err != nil {
+				return nil, fmt.Errorf("paired results, line %d: malformed figure %q", n, kv)
+			}
+			figs[u] = x
+		}
 		k := key{cs, burst}
 		if bursts[k] == nil {
-			bursts[k] = map[string]float64{}
+			bursts[k] = map[string]map[string]float64{}
 			keys = append(keys, k)
 		}
-		bursts[k][arm] = ns
+		bursts[k][arm] = figs
 		if p.cpu[cs] == nil {
 			p.cpu[cs] = map[string][]float64{}
+			p.other[cs] = map[string]map[string][]float64{}
 			p.order = append(p.order, cs)
 		}
 	}
@@ -62,14 +75,22 @@ func parsePaired(r io.Reader) (*pairedRuns, error) {
 			continue
 		}
 		for _, a := range pairedArms {
-			p.cpu[k.cs][a] = append(p.cpu[k.cs][a], arms[a])
+			p.cpu[k.cs][a] = append(p.cpu[k.cs][a], arms[a]["cpu-ns/op"])
+			if p.other[k.cs][a] == nil {
+				p.other[k.cs][a] = map[string][]float64{}
+			}
+			for u, v := range arms[a] {
+				if u != "cpu-ns/op" {
+					p.other[k.cs][a][u] = append(p.other[k.cs][a][u], v)
+				}
+			}
 		}
 	}
 	return p, nil
 }
 
 // hasAll reports whether a burst has a figure for each of pairedArms.
-func hasAll(arms map[string]float64) bool {
+func hasAll[V any](arms map[string]V) bool {
 	for _, a := range pairedArms {
 		if _, ok := arms[a]; !ok {
 			return false
@@ -104,7 +125,8 @@ func judgePaired(name string, arms map[string][]float64) pairedCase {
 		tm = append(tm, arms["toolmw"][i]/ref)
 		vsOwn = append(vsOwn, arms["toolmw"][i]/arms["own"][i])
 	}
-	c.aa, c.own, c.toolmw, c.vsOwn = newCI(aa), newCI(own), newCI(tm), newCI(vsOwn)
+	c.aa, c.own, c.toolmw, c.vsOwn = newTrimmedCI(aa, trimFraction), newTrimmedCI(own, trimFraction),
+		newTrimmedCI(tm, trimFraction), newTrimmedCI(vsOwn, trimFraction)
 	c.bare, c.toolmwCPU = median(slices.Concat(arms["bare"], arms["bare2"])), median(arms["toolmw"])
 	c.bareVerdict = atMost(c.toolmw, c.aa, bareLimit, bareMargin)
 	c.ownVer = atMost(c.vsOwn, c.aa, 1, math.Max(c.own.mean-1, 0))

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -88,4 +90,73 @@ func TestPairedSectionInReport(t *testing.T) {
 	page := render(r, meta{}, nil, "")
 	assert.Contains(t, page, "### Paired processes")
 	assert.Contains(t, page, "| mcp-go in-process | 12 |", "one row per case with its burst count")
+}
+
+func TestTrimmedCIMatchesAHandComputation(t *testing.T) {
+	// n = 10, g = 2: kept 3..8 (mean 5.5); winsorized 3 3 3 4 5 6 7 8 8 8,
+	// mean 5.5, SS 2·6.25·3 + 2.25·2 + 0.25·2 = 42.5, s_w = √(42.5/9);
+	// SE = s_w / (0.6·√10); t(5) = 2.571.
+	c := newTrimmedCI([]float64{10, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 0.2)
+	half := 2.571 * math.Sqrt(42.5/9) / (0.6 * math.Sqrt(10))
+	assert.InDelta(t, 5.5, c.mean, 1e-12)
+	assert.InDelta(t, 5.5-half, c.lo, 1e-9)
+	assert.InDelta(t, 5.5+half, c.hi, 1e-9)
+	assert.Equal(t, 10, c.n)
+}
+
+func TestTrimmedCIIgnoresOutliers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	q := make([]float64, 100)
+	for i := range q {
+		q[i] = 1 + 0.01*rng.NormFloat64()
+	}
+	clean := newTrimmedCI(q, trimFraction)
+	for i := range 10 { // a tenth of the bursts hit by a spike of other load
+		q[i*10] *= 1.5 + float64(i)
+	}
+	spiked, plain := newTrimmedCI(q, trimFraction), newCI(q)
+	assert.InDelta(t, clean.mean, spiked.mean, 0.005, "spikes in 10%% of the bursts barely move a 20%% trimmed mean")
+	assert.Less(t, spiked.width(), 2*clean.width(), "nor widen its interval much")
+	assert.Greater(t, plain.width(), 10*spiked.width(), "while the plain mean's interval is useless")
+}
+
+// TestTrimmedCICoverage checks that the interval is honest: over many
+// samples of a known distribution, about 95% of the intervals hold the
+// true centre, with clean normal figures and with heavy-tailed ones.
+func TestTrimmedCICoverage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		name string
+		draw func() float64
+	}{
+		{"normal", func() float64 { return 1 + 0.02*rng.NormFloat64() }},
+		{"contaminated", func() float64 {
+			if rng.Float64() < 0.1 { // symmetric spikes ten times as wide
+				return 1 + 0.2*rng.NormFloat64()
+			}
+			return 1 + 0.02*rng.NormFloat64()
+		}},
+	} {
+		const trials, n = 2000, 40
+		held := 0
+		for range trials {
+			q := make([]float64, n)
+			for i := range q {
+				q[i] = tc.draw()
+			}
+			if c := newTrimmedCI(q, trimFraction); c.lo <= 1 && 1 <= c.hi {
+				held++
+			}
+		}
+		cover := float64(held) / trials
+		assert.InDelta(t, 0.95, cover, 0.025, "%s: %.3f of the intervals hold the centre", tc.name, cover)
+	}
+}
+
+func TestTrimmedCIFewFigures(t *testing.T) {
+	assert.True(t, math.IsNaN(newTrimmedCI(nil, 0.2).mean))
+	c := newTrimmedCI([]float64{1.5}, 0.2)
+	assert.Equal(t, 1.5, c.mean)
+	assert.True(t, math.IsNaN(c.lo), "one figure has no interval")
+	assert.Equal(t, "1.500", c.String())
 }
