@@ -33,8 +33,8 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -78,7 +78,8 @@ var arms = []struct{ name, worker string }{
 func main() {
 	bin := flag.String("bin", "", "the compiled bench test binary (go test -c ./bench)")
 	bursts := flag.Int("bursts", 150, "bursts per case")
-	warmup := flag.Int("warmup", 5, "bursts per case run first and not written")
+	warmup := flag.Int("warmup", 3, "bursts run first by each generation of workers and not written")
+	generations := flag.Int("generations", 4, "how many times each case's workers are started (the bursts are shared among them)")
 	window := flag.Duration("window", 0, "run the arms of a burst at the same time for this long each (0: one after the other, for the case's calls)")
 	scale := flag.Float64("scale", 1, "multiplies each case's calls per burst")
 	only := flag.String("cases", "", "comma-separated case names (all when empty)")
@@ -89,6 +90,9 @@ func main() {
 	flag.Parse()
 	if *bin == "" {
 		log.Fatal("paired: -bin is required: the path of `go test -c ./bench`'s binary")
+	}
+	if *generations < 1 || *generations > *bursts {
+		log.Fatalf("paired: -generations %d: want 1 to -bursts (%d)", *generations, *bursts)
 	}
 	if *bursts < 2 {
 		log.Fatalf("paired: -bursts %d: at least 2 are needed for an interval", *bursts)
@@ -121,7 +125,7 @@ func main() {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range selected {
 		calls := max(1, int(float64(c.calls)**scale))
-		if err := runCase(w, *bin, env, c.name, calls, *window, *warmup, *bursts, rng); err != nil {
+		if err := runCase(w, *bin, env, c.name, calls, *window, *generations, *warmup, *bursts, rng); err != nil {
 			log.Fatalf("paired: %s: %v", c.name, err)
 		}
 	}
@@ -132,29 +136,55 @@ func main() {
 //
 // With window > 0 the four arms of a burst run at the same time, each for
 // window of wall-clock time, instead of one after the other for calls calls.
-func runCase(w io.Writer, bin string, env []string, name string, calls int, window time.Duration, warmup, bursts int, rng *rand.Rand) error {
+//
+// The workers are started again generations times in all; each generation
+// warms up for warmup bursts, which are not written.
+func runCase(w io.Writer, bin string, env []string, name string, calls int, window time.Duration, generations, warmup, bursts int, rng *rand.Rand) error {
 	start := time.Now()
 	ws := make([]*worker, len(arms))
 	defer func() {
 		for _, wk := range ws {
 			if wk != nil {
-				wk.stop()
+				_ = wk.stop()
 			}
 		}
 	}()
-	for i, a := range arms {
-		wk, err := startWorker(bin, env, name+"/"+a.worker)
-		if err != nil {
-			return fmt.Errorf("arm %s: %w", a.name, err)
+	// spawn (re)starts the four workers: each generation of processes
+	// gets its own heap layout and placement, so that what makes one
+	// process cheaper than its twin for its whole life averages out over
+	// the generations instead of biasing every burst alike.
+	spawn := func() error {
+		for i, wk := range ws {
+			if wk != nil {
+				if err := wk.stop(); err != nil {
+					return err
+				}
+				ws[i] = nil
+			}
 		}
-		ws[i] = wk
+		for i, a := range arms {
+			wk, err := startWorker(bin, env, name+"/"+a.worker)
+			if err != nil {
+				return fmt.Errorf("arm %s: %w", a.name, err)
+			}
+			ws[i] = wk
+		}
+		return nil
 	}
+	per := (bursts + generations - 1) / generations
 	order := make([]int, len(arms))
 	for i := range order {
 		order[i] = i
 	}
 	var aa, tm []float64
-	for b := range warmup + bursts {
+	written := 0
+	for b := 0; written < bursts; b++ {
+		gb := b % (warmup + per) // the burst's place in its generation
+		if gb == 0 {
+			if err := spawn(); err != nil {
+				return err
+			}
+		}
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		got := make([]burst, len(arms))
 		if window > 0 {
@@ -182,25 +212,26 @@ func runCase(w io.Writer, bin string, env []string, name string, calls int, wind
 				got[j] = r
 			}
 		}
-		if b < warmup {
+		if gb < warmup {
 			continue
 		}
+		written++
 		for j, a := range arms {
 			r := got[j]
 			n := r.calls
 			fmt.Fprintf(w, "Paired/%s burst=%d arm=%s cpu-ns/op=%.1f gc-ns/op=%.1f wall-ns/op=%.1f B/op=%.0f\n",
-				name, b-warmup, a.name, r.cpu/n, r.gc/n, r.wall/n, r.alloc/n)
+				name, written-1, a.name, r.cpu/n, r.gc/n, r.wall/n, r.alloc/n)
 		}
 		per := func(j int) float64 { return got[j].cpu / got[j].calls }
 		aa = append(aa, per(1)/per(0))
 		tm = append(tm, per(3)/((per(0)+per(1))/2))
 	}
-	for _, wk := range ws {
+	for i, wk := range ws {
 		if err := wk.stop(); err != nil {
 			return err
 		}
+		ws[i] = nil
 	}
-	ws = nil
 	log.Printf("%s: %d bursts × %d calls in %s: median A/A %.3f, toolmw/bare %.3f (the report gives the intervals)",
 		name, bursts, calls, time.Since(start).Round(time.Second), median(aa), median(tm))
 	return nil
@@ -321,4 +352,3 @@ func median(v []float64) float64 {
 	sort.Float64s(s)
 	return s[len(s)/2]
 }
-
