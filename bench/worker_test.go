@@ -117,8 +117,8 @@ func pairedArm(b *testing.B, cs, arm string) func() {
 //	        collection; answers the same with "calls=K " in front
 //	quit    (or the end of the input) returns
 //
-// A collection runs before every burst too, so each burst starts from the
-// same heap, none inherits another's garbage, and (with GOGC=off and a
+// The collection after a burst (and one before the first) means each
+// burst starts from the same heap, none inherits another's garbage, and (with GOGC=off and a
 // memory limit above what a burst allocates) no collection falls inside
 // one: a collection's cost follows the live heap, not the burst, and one
 // falling into some bursts and not others is most of their spread. The
@@ -126,6 +126,7 @@ func pairedArm(b *testing.B, cs, arm string) func() {
 func pairedServe(call func(), in io.Reader, out io.Writer) error {
 	sc := bufio.NewScanner(in)
 	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	first := true
 	for sc.Scan() {
 		cmd, arg, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
 		switch cmd {
@@ -143,7 +144,10 @@ func pairedServe(call func(), in io.Reader, out io.Writer) error {
 		case cmd == "for" && (derr != nil || d <= 0):
 			return fmt.Errorf("paired worker: for %q: want a duration > 0", arg)
 		}
-		runtime.GC()
+		if first {
+			runtime.GC()
+			first = false
+		}
 		metrics.Read(allocs)
 		a0 := allocs[0].Value.Uint64()
 		c0, w0 := processCPU(), time.Now()
