@@ -79,7 +79,7 @@ func main() {
 	bin := flag.String("bin", "", "the compiled bench test binary (go test -c ./bench)")
 	bursts := flag.Int("bursts", 150, "bursts per case")
 	warmup := flag.Int("warmup", 3, "bursts run first by each generation of workers and not written")
-	generations := flag.Int("generations", 4, "how many times each case's workers are started (the bursts are shared among them)")
+	generations := flag.Int("generations", 5, "how many times each case's workers are started (the bursts are shared among them)")
 	// At load 13-18 on 2 cores the per-burst A/A spread read 0.16-0.33
 	// this way against 0.11-0.17 one after the other: kept for quiet
 	// machines, not the default.
