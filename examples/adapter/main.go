@@ -90,7 +90,11 @@ type server struct {
 }
 
 func newServer(m toolctx.Middleware, tools []tool, opts ...adapter.Option) *server {
-	s := &server{tools: tools, cfg: adapter.NewConfig("adapter-example", append([]adapter.Option{adapter.WithTransport(toolctx.TransportStdio)}, opts...)...)}
+	cfg, err := adapter.NewConfig("adapter-example", append([]adapter.Option{adapter.WithTransport(toolctx.TransportStdio)}, opts...)...)
+	if err != nil {
+		panic("adapter-example: " + err.Error()) // a construction mistake
+	}
+	s := &server{tools: tools, cfg: cfg}
 	s.chain = toolctx.HandlerFunc(s.dispatch)
 	if m != nil {
 		s.chain = m(s.chain)

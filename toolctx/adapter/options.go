@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"errors"
 	"log/slog"
 
 	"github.com/toolmw/toolmw/errs"
@@ -26,28 +27,45 @@ type Config struct {
 	// Visible is what [WithVisibility] gave; nil: every tool is visible.
 	// Read it through [Config.Hidden].
 	Visible func(req *toolctx.Request) bool
+
+	mistake string // the first option given a value it cannot use
 }
 
 // NewConfig applies opts, in order, to the defaults; name is the adapter's
-// (see [Config.Name]). A nil Option is skipped.
-func NewConfig(name string, opts ...Option) *Config {
+// (see [Config.Name]). A nil Option is skipped. An option given a value it
+// cannot use (WithFallbackLogger(nil), say) is an error naming the option;
+// the adapter's constructor returns it, or panics with it, with its own
+// name in front (see middleware's package doc, "Knobs").
+func NewConfig(name string, opts ...Option) (*Config, error) {
 	c := &Config{Name: name}
 	for _, o := range opts {
 		if o != nil {
 			o(c)
 		}
 	}
-	return c
+	if c.mistake != "" {
+		return nil, errors.New(c.mistake)
+	}
+	return c, nil
+}
+
+// fail records the first mistake of the options.
+func (c *Config) fail(mistake string) {
+	if c.mistake == "" {
+		c.mistake = mistake
+	}
 }
 
 // WithTransport names the transport the server is connected with, for
 // [toolctx.Request.Transport], where the adapter cannot tell it from the SDK
-// (each adapter says what it detects). An empty t is ignored.
+// (each adapter says what it detects). An empty t is a mistake.
 func WithTransport(t toolctx.Transport) Option {
 	return func(c *Config) {
-		if t != "" {
-			c.Transport = t
+		if t == "" {
+			c.fail(`WithTransport(""): name a transport, or leave the option out for the adapter's detection`)
+			return
 		}
+		c.Transport = t
 	}
 }
 
@@ -60,14 +78,19 @@ func WithNormalizer(n errs.Normalizer) Option {
 }
 
 // WithFallbackLogger sets where the adapter reports what the chain's own
-// hooks cannot: a panic that escaped the whole chain (no middleware.Recover
-// in it, or an interceptor outside it panicked), a runtime.Goexit during a
-// call, and a result the chain returned that cannot be sent. Such a report
-// holds the raw value (and a panic's stack) and stays on the server; the
-// client gets the generic message. A logger that panics is ignored.
-// Default: slog.Default().
+// hooks cannot: a panic that escaped the whole chain, a runtime.Goexit
+// during a call, and a result the chain returned that cannot be sent. Such
+// a report holds the raw value (and a panic's stack) and stays on the
+// server; the client gets the generic message. A logger that panics is
+// ignored. Default: slog.Default(); a nil l is a mistake.
 func WithFallbackLogger(l *slog.Logger) Option {
-	return func(c *Config) { c.Logger = l }
+	return func(c *Config) {
+		if l == nil {
+			c.fail("WithFallbackLogger(nil): pass a logger, or leave the option out for slog.Default()")
+			return
+		}
+		c.Logger = l
+	}
 }
 
 // logger is the fallback logger.

@@ -1,0 +1,45 @@
+package adapter_test
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
+)
+
+// TestNewConfigKnobs: an option given a value it cannot use is an error
+// naming it (the first one, when there are several), never a silent
+// default; a nil Option is skipped; the defaults are the zero Config's.
+func TestNewConfigKnobs(t *testing.T) {
+	for name, tc := range map[string]struct {
+		opt  adapter.Option
+		want string
+	}{
+		"nil logger":      {adapter.WithFallbackLogger(nil), "WithFallbackLogger(nil): pass a logger, or leave the option out for slog.Default()"},
+		"empty transport": {adapter.WithTransport(""), `WithTransport(""): name a transport, or leave the option out for the adapter's detection`},
+		"nil predicate":   {adapter.WithVisibility(nil), "WithVisibility(nil): pass a predicate, or leave the option out for every tool visible"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := adapter.NewConfig("t", tc.opt)
+			require.EqualError(t, err, tc.want)
+			assert.Nil(t, cfg)
+			_, err = adapter.NewConfig("t", tc.opt, adapter.WithFallbackLogger(nil))
+			require.EqualError(t, err, tc.want, "the first mistake is reported")
+		})
+	}
+
+	cfg, err := adapter.NewConfig("t", nil, adapter.WithTransport(toolctx.TransportStdio), nil)
+	require.NoError(t, err, "a nil Option is skipped")
+	assert.Equal(t, toolctx.TransportStdio, cfg.Transport)
+	cfg, err = adapter.NewConfig("t")
+	require.NoError(t, err)
+	assert.Equal(t, &adapter.Config{Name: "t"}, cfg, "no option: the zero Config's defaults")
+	l := slog.New(slog.DiscardHandler)
+	cfg, err = adapter.NewConfig("t", adapter.WithFallbackLogger(l))
+	require.NoError(t, err)
+	assert.Same(t, l, cfg.Logger)
+}
