@@ -90,10 +90,7 @@ type server struct {
 }
 
 func newServer(m toolctx.Middleware, tools []tool, opts ...adapter.Option) *server {
-	cfg, err := adapter.NewConfig("adapter-example", append([]adapter.Option{adapter.WithTransport(toolctx.TransportStdio)}, opts...)...)
-	if err != nil {
-		panic("adapter-example: " + err.Error()) // a construction mistake
-	}
+	cfg := adapter.MustConfig("adapter-example", "newServer", append([]adapter.Option{adapter.WithTransport(toolctx.TransportStdio)}, opts...)...)
 	s := &server{tools: tools, cfg: cfg}
 	s.chain = toolctx.HandlerFunc(s.dispatch)
 	if m != nil {

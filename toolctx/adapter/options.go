@@ -31,12 +31,12 @@ type Config struct {
 	mistake string // the first option given a value it cannot use
 }
 
-// NewConfig applies opts, in order, to the defaults; name is the adapter's
-// (see [Config.Name]). A nil Option is skipped. An option given a value it
-// cannot use (WithFallbackLogger(nil), say) is an error naming the option;
-// the adapter's constructor returns it, or panics with it, with its own
-// name in front (see middleware's package doc, "Knobs").
-func NewConfig(name string, opts ...Option) (*Config, error) {
+// NewConfig applies opts, in order, to the defaults for the adapter name
+// (see [Config.Name]) and its constructor ctor ("mcpsdk.AddTool", say). A
+// nil Option is skipped. An option given a value it cannot use
+// (WithFallbackLogger(nil), say) is an error naming ctor and the option
+// (see middleware's package doc, "Knobs").
+func NewConfig(name, ctor string, opts ...Option) (*Config, error) {
 	c := &Config{Name: name}
 	for _, o := range opts {
 		if o != nil {
@@ -44,9 +44,19 @@ func NewConfig(name string, opts ...Option) (*Config, error) {
 		}
 	}
 	if c.mistake != "" {
-		return nil, errors.New(c.mistake)
+		return nil, errors.New(ctor + ": " + c.mistake)
 	}
 	return c, nil
+}
+
+// MustConfig is [NewConfig] for a constructor that cannot return an error:
+// it panics with the error.
+func MustConfig(name, ctor string, opts ...Option) *Config {
+	c, err := NewConfig(name, ctor, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }
 
 // fail records the first mistake of the options.

@@ -24,22 +24,24 @@ func TestNewConfigKnobs(t *testing.T) {
 		"nil predicate":   {adapter.WithVisibility(nil), "WithVisibility(nil): pass a predicate, or leave the option out for every tool visible"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := adapter.NewConfig("t", tc.opt)
-			require.EqualError(t, err, tc.want)
+			cfg, err := adapter.NewConfig("t", "test.New", tc.opt)
+			require.EqualError(t, err, "test.New: "+tc.want)
 			assert.Nil(t, cfg)
-			_, err = adapter.NewConfig("t", tc.opt, adapter.WithFallbackLogger(nil))
-			require.EqualError(t, err, tc.want, "the first mistake is reported")
+			_, err = adapter.NewConfig("t", "test.New", tc.opt, adapter.WithFallbackLogger(nil))
+			require.EqualError(t, err, "test.New: "+tc.want, "the first mistake is reported")
 		})
 	}
 
-	cfg, err := adapter.NewConfig("t", nil, adapter.WithTransport(toolctx.TransportStdio), nil)
+	cfg, err := adapter.NewConfig("t", "test.New", nil, adapter.WithTransport(toolctx.TransportStdio), nil)
 	require.NoError(t, err, "a nil Option is skipped")
 	assert.Equal(t, toolctx.TransportStdio, cfg.Transport)
-	cfg, err = adapter.NewConfig("t")
+	cfg, err = adapter.NewConfig("t", "test.New")
 	require.NoError(t, err)
 	assert.Equal(t, &adapter.Config{Name: "t"}, cfg, "no option: the zero Config's defaults")
+	assert.PanicsWithError(t, "test.Must: WithFallbackLogger(nil): pass a logger, or leave the option out for slog.Default()",
+		func() { adapter.MustConfig("t", "test.Must", adapter.WithFallbackLogger(nil)) })
 	l := slog.New(slog.DiscardHandler)
-	cfg, err = adapter.NewConfig("t", adapter.WithFallbackLogger(l))
+	cfg, err = adapter.NewConfig("t", "test.New", adapter.WithFallbackLogger(l))
 	require.NoError(t, err)
 	assert.Same(t, l, cfg.Logger)
 }

@@ -14,7 +14,7 @@ import (
 // mustConfig is adapter.NewConfig for options that are right.
 func mustConfig(t *testing.T, opts ...adapter.Option) *adapter.Config {
 	t.Helper()
-	cfg, err := adapter.NewConfig("t", opts...)
+	cfg, err := adapter.NewConfig("t", "test.New", opts...)
 	require.NoError(t, err)
 	return cfg
 }

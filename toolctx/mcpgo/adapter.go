@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
-	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -65,7 +63,7 @@ type engine struct {
 	schemas schemaCache // the native tools' compiled output schemas
 	// Set by [ServerOption] only: marks tells the hooks which calls entered
 	// the middleware (hooks.go), tasks a hybrid task its id (task.go).
-	marks *sync.Map
+	marks *adapter.Marks
 	tasks *taskLinks
 }
 
@@ -92,7 +90,7 @@ func Middleware(m toolctx.Middleware, opts ...Option) server.ToolHandlerMiddlewa
 // cannot use panics.
 func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
 	e := newEngine(m, mustConfig("ServerOption", opts))
-	e.marks = new(sync.Map)
+	e.marks = new(adapter.Marks)
 	mw := e.middleware()
 	return func(s *server.MCPServer) {
 		e.tasks = &taskLinks{match: func(ctx context.Context, r *mcp.CallToolRequest) bool { return hybridTask(ctx, s, r) }}
@@ -110,23 +108,14 @@ func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
 	}
 }
 
-// newConfig resolves opts for the constructor ctor, whose name the error
-// starts with.
+const adapterName = "toolmw/mcpgo"
+
 func newConfig(ctor string, opts []Option) (*adapter.Config, error) {
-	cfg, err := adapter.NewConfig("toolmw/mcpgo", opts...)
-	if err != nil {
-		return nil, fmt.Errorf("mcpgo.%s: %w", ctor, err)
-	}
-	return cfg, nil
+	return adapter.NewConfig(adapterName, "mcpgo."+ctor, opts...)
 }
 
-// mustConfig is newConfig for a constructor that cannot return an error.
 func mustConfig(ctor string, opts []Option) *adapter.Config {
-	cfg, err := newConfig(ctor, opts)
-	if err != nil {
-		panic(err)
-	}
-	return cfg
+	return adapter.MustConfig(adapterName, "mcpgo."+ctor, opts...)
 }
 
 func newEngine(m toolctx.Middleware, cfg *adapter.Config) *engine {
@@ -142,11 +131,11 @@ func newEngine(m toolctx.Middleware, cfg *adapter.Config) *engine {
 func (e *engine) middleware() server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			e.markEntered(ctx)
+			e.marks.Enter(ctx)
 			taskID := ""
 			if request.Params.Task != nil && e.tasks != nil {
 				var end func()
-				ctx, taskID, end = e.tasks.begin(ctx, request.Params.Task)
+				ctx, taskID, end = e.tasks.Begin(ctx, request.Params.Task)
 				defer end()
 			}
 			c := &call{e: e, mreq: request, next: next}

@@ -3,8 +3,6 @@ package mcpgo
 import (
 	"context"
 	"errors"
-	"reflect"
-	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -33,13 +31,12 @@ func AddHooks(h *server.Hooks, m toolctx.Middleware, opts ...Option) {
 }
 
 // addHooks adds the rejection hooks to h; a non-nil s limits them to calls
-// to s. With marks, a call's mark (keyed by its context, which mcp-go gives
-// hooks and middleware alike) opens before the call and closes after it.
+// to s. With marks, a call's mark opens before the call and closes after.
 func (e *engine) addHooks(h *server.Hooks, s *server.MCPServer) {
 	if e.marks != nil {
 		h.AddBeforeCallTool(func(ctx context.Context, _ any, _ *mcp.CallToolRequest) {
-			if forServer(ctx, s) && comparableContext(ctx) {
-				e.marks.Store(ctx, new(atomic.Bool))
+			if forServer(ctx, s) {
+				e.marks.Open(ctx)
 			}
 		})
 	}
@@ -47,7 +44,7 @@ func (e *engine) addHooks(h *server.Hooks, s *server.MCPServer) {
 		if method != mcp.MethodToolsCall || !forServer(ctx, s) {
 			return
 		}
-		if e.entered(ctx) || !errors.Is(err, server.ErrToolNotFound) {
+		if e.marks.Entered(ctx) || !errors.Is(err, server.ErrToolNotFound) {
 			return
 		}
 		r, ok := message.(*mcp.CallToolRequest)
@@ -57,7 +54,7 @@ func (e *engine) addHooks(h *server.Hooks, s *server.MCPServer) {
 		e.rejected(ctx, r, errs.UnknownTool(r.Params.Name))
 	})
 	h.AddAfterCallTool(func(ctx context.Context, _ any, message *mcp.CallToolRequest, result any) {
-		if !forServer(ctx, s) || e.entered(ctx) {
+		if !forServer(ctx, s) || e.marks.Entered(ctx) {
 			return
 		}
 		res, ok := result.(*mcp.CallToolResult)
@@ -70,33 +67,6 @@ func (e *engine) addHooks(h *server.Hooks, s *server.MCPServer) {
 		}
 		e.rejected(ctx, message, rephrase(res, feedback))
 	})
-}
-
-// comparableContext reports whether ctx can be a map key: a pointer, as
-// every context the standard library and mcp-go make is.
-func comparableContext(ctx context.Context) bool {
-	t := reflect.TypeOf(ctx)
-	return t != nil && t.Kind() == reflect.Pointer
-}
-
-// markEntered records that the call of ctx entered the tool middleware.
-func (e *engine) markEntered(ctx context.Context) {
-	if e.marks == nil || !comparableContext(ctx) {
-		return
-	}
-	if v, ok := e.marks.Load(ctx); ok {
-		v.(*atomic.Bool).Store(true)
-	}
-}
-
-// entered closes the call's mark and reports whether the call entered the
-// tool middleware.
-func (e *engine) entered(ctx context.Context) bool {
-	if e.marks == nil || !comparableContext(ctx) {
-		return false
-	}
-	v, ok := e.marks.LoadAndDelete(ctx)
-	return ok && v.(*atomic.Bool).Load()
 }
 
 func forServer(ctx context.Context, s *server.MCPServer) bool {

@@ -22,7 +22,9 @@ func TestOptionMistakesFailTheConstructor(t *testing.T) {
 	bad := mcpgo.WithFallbackLogger(nil)
 	s := server.NewMCPServer("t", "1.0.0", server.WithTaskCapabilities(true, true, true))
 	h := toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.TextResult("ok") })
-	task := func(context.Context, mcp.CallToolRequest) (*mcp.CreateTaskResult, error) { return &mcp.CreateTaskResult{}, nil }
+	task := func(context.Context, mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
+		return &mcp.CreateTaskResult{}, nil
+	}
 
 	require.EqualError(t, mcpgo.AddTool(s, mcp.NewTool("a"), h, bad), "mcpgo.AddTool: "+want)
 	require.EqualError(t, mcpgo.AddTaskTool(s, mcp.NewTool("b"), nil, task, bad), "mcpgo.AddTaskTool: "+want)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -73,7 +72,7 @@ func (e *engine) taskHandler(h server.TaskToolHandlerFunc, links *taskLinks) ser
 		return &mcp.CallToolResult{Result: r.Result, Content: r.Content, StructuredContent: r.StructuredContent, IsError: r.IsError}, nil
 	}
 	return func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
-		ctx, id, end := links.begin(ctx, request.Params.Task)
+		ctx, id, end := links.Begin(ctx, request.Params.Task)
 		defer end()
 		// No sender: mcp-go's context of the tools/call has ended.
 		out := e.serve(ctx, &call{e: e, mreq: request, next: next}, id)
@@ -81,35 +80,12 @@ func (e *engine) taskHandler(h server.TaskToolHandlerFunc, links *taskLinks) ser
 	}
 }
 
-// begin returns the context the task whose params are key runs in,
-// detached from the tools/call's (which mcp-go cancels at once) and
-// cancelled by tasks/cancel, and its id; or ctx and "" when no hook saw the
-// task made. Call end when the execution ends.
-func (l *taskLinks) begin(ctx context.Context, key *mcp.TaskParams) (context.Context, string, func()) {
-	id := l.wait(ctx, key)
-	if id == "" {
-		return ctx, "", func() {}
-	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	l.cancels.Store(id, cancel)
-	return ctx, id, func() {
-		l.cancels.Delete(id)
-		cancel()
-	}
-}
-
 // taskLinks tells a task's execution the id mcp-go gave the task, through
 // hooks that share the request's *mcp.TaskParams pointer with the
 // execution (docs/adapters/mcpgo.md).
 type taskLinks struct {
-	match   func(context.Context, *mcp.CallToolRequest) bool // the task calls this serves
-	links   sync.Map // *mcp.TaskParams -> *taskLink
-	cancels sync.Map // task id -> context.CancelFunc of its execution
-}
-
-type taskLink struct {
-	done chan struct{}
-	id   string // set before done is closed
+	adapter.Tasks[*mcp.TaskParams]
+	match func(context.Context, *mcp.CallToolRequest) bool // the task calls this serves
 }
 
 func (l *taskLinks) install(h *server.Hooks, s *server.MCPServer) {
@@ -118,7 +94,7 @@ func (l *taskLinks) install(h *server.Hooks, s *server.MCPServer) {
 	}
 	h.AddBeforeCallTool(func(ctx context.Context, _ any, r *mcp.CallToolRequest) {
 		if mine(ctx, r) {
-			l.links.Store(r.Params.Task, &taskLink{done: make(chan struct{})})
+			l.Open(r.Params.Task)
 		}
 	})
 	h.AddAfterCallTool(func(ctx context.Context, _ any, r *mcp.CallToolRequest, result any) {
@@ -129,66 +105,20 @@ func (l *taskLinks) install(h *server.Hooks, s *server.MCPServer) {
 		if ct, ok := result.(*mcp.CreateTaskResult); ok && ct != nil {
 			id = ct.Task.TaskId
 		}
-		l.close(r.Params.Task, id)
+		l.Close(r.Params.Task, id)
 	})
 	// After mcp-go marked the task cancelled, so the execution cannot end
 	// it first as completed.
 	h.AddAfterCancelTask(func(ctx context.Context, _ any, r *mcp.CancelTaskRequest, _ *mcp.CancelTaskResult) {
-		if r == nil || !forServer(ctx, s) {
-			return
-		}
-		if cancel, ok := l.cancels.Load(r.Params.TaskId); ok {
-			cancel.(context.CancelFunc)()
+		if r != nil && forServer(ctx, s) {
+			l.Cancel(r.Params.TaskId)
 		}
 	})
 	h.AddOnError(func(ctx context.Context, _ any, method mcp.MCPMethod, message any, _ error) {
 		if r, ok := message.(*mcp.CallToolRequest); ok && method == mcp.MethodToolsCall && mine(ctx, r) {
-			l.close(r.Params.Task, "")
+			l.Close(r.Params.Task, "")
 		}
 	})
-}
-
-// close sets the link's id and lets the execution go on; a link whose
-// execution never started (mcp-go refused the call) is removed here.
-func (l *taskLinks) close(key *mcp.TaskParams, id string) {
-	v, ok := l.links.Load(key)
-	if !ok {
-		return
-	}
-	link := v.(*taskLink)
-	link.id = id
-	close(link.done)
-	if id == "" {
-		l.links.Delete(key)
-	}
-}
-
-// wait returns the id of the task whose params are key, waiting for
-// mcp-go's answer to the tools/call, or "" when no hook saw the call or
-// ctx ends first.
-func (l *taskLinks) wait(ctx context.Context, key *mcp.TaskParams) string {
-	if key == nil {
-		return ""
-	}
-	v, ok := l.links.Load(key)
-	if !ok {
-		return ""
-	}
-	link := v.(*taskLink)
-	select {
-	case <-link.done:
-		l.links.Delete(key)
-		return link.id
-	case <-ctx.Done():
-		// Both may be ready: mcp-go cancels ctx just after the hook.
-		l.links.Delete(key)
-		select {
-		case <-link.done:
-			return link.id
-		default:
-			return ""
-		}
-	}
 }
 
 // hybridTask reports whether mcp-go runs r as a task through the tool

@@ -30,23 +30,14 @@ var (
 	WithFallbackLogger = adapter.WithFallbackLogger
 )
 
-// newConfig resolves opts for the constructor ctor, whose name the error
-// starts with.
+const adapterName = "toolmw/mcpsdk"
+
 func newConfig(ctor string, opts []Option) (*adapter.Config, error) {
-	cfg, err := adapter.NewConfig("toolmw/mcpsdk", opts...)
-	if err != nil {
-		return nil, fmt.Errorf("mcpsdk.%s: %w", ctor, err)
-	}
-	return cfg, nil
+	return adapter.NewConfig(adapterName, "mcpsdk."+ctor, opts...)
 }
 
-// mustConfig is newConfig for a constructor that cannot return an error.
 func mustConfig(ctor string, opts []Option) *adapter.Config {
-	cfg, err := newConfig(ctor, opts)
-	if err != nil {
-		panic(err)
-	}
-	return cfg
+	return adapter.MustConfig(adapterName, "mcpsdk."+ctor, opts...)
 }
 
 // Install adds [Middleware](m, opts...) to s as a receiving middleware,
