@@ -2,9 +2,9 @@ package adapter
 
 import "sync"
 
-// MaxMemo bounds the entries a [Memo] keeps; when it is full it starts
+// maxMemo bounds the entries a [Memo] keeps; when it is full it starts
 // over.
-const MaxMemo = 512
+const maxMemo = 512
 
 // Memo remembers what compile returned for a key (an adapter's compiled
 // schemas, say), so that it is computed once. The zero Memo is empty and
@@ -28,7 +28,7 @@ func (m *Memo[K, V]) Get(k K, compile func() (V, error)) (V, error) {
 		return v, err
 	}
 	m.mu.Lock()
-	if m.m == nil || len(m.m) >= MaxMemo {
+	if m.m == nil || len(m.m) >= maxMemo {
 		m.m = make(map[K]V)
 	}
 	m.m[k] = v

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/toolmw/toolmw/errs"
@@ -45,6 +46,24 @@ func NewConfig(name, ctor string, opts ...Option) (*Config, error) {
 	}
 	if c.mistake != "" {
 		return nil, errors.New(ctor + ": " + c.mistake)
+	}
+	return c, nil
+}
+
+// NewToolConfig is NewConfig for an adapter's tool registration ctor, after
+// what every registration checks first, in this order: a nil handler
+// (nilHandler) is an error wrapping [toolctx.ErrNilHandler], and a tool name
+// outside the MCP rules an [*errs.ToolNameError].
+func NewToolConfig(name, ctor, tool string, nilHandler bool, opts ...Option) (*Config, error) {
+	if nilHandler {
+		return nil, fmt.Errorf("%w: %s was given nil", toolctx.ErrNilHandler, ctor)
+	}
+	c, err := NewConfig(name, ctor, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := errs.CheckToolName(tool); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/adapter"
 )
@@ -44,4 +45,20 @@ func TestNewConfigKnobs(t *testing.T) {
 	cfg, err = adapter.NewConfig("t", "test.New", adapter.WithFallbackLogger(l))
 	require.NoError(t, err)
 	assert.Same(t, l, cfg.Logger)
+}
+
+// TestNewToolConfig: a registration checks the handler, then the options,
+// then the tool's name, each failure naming the constructor.
+func TestNewToolConfig(t *testing.T) {
+	_, err := adapter.NewToolConfig("t", "test.AddTool", "bad name", true, adapter.WithFallbackLogger(nil))
+	require.ErrorIs(t, err, toolctx.ErrNilHandler)
+	require.EqualError(t, err, "toolmw: nil handler: test.AddTool was given nil")
+	_, err = adapter.NewToolConfig("t", "test.AddTool", "bad name", false, adapter.WithFallbackLogger(nil))
+	require.EqualError(t, err, "test.AddTool: WithFallbackLogger(nil): pass a logger, or leave the option out for slog.Default()")
+	_, err = adapter.NewToolConfig("t", "test.AddTool", "bad name", false)
+	var nameErr *errs.ToolNameError
+	require.ErrorAs(t, err, &nameErr)
+	cfg, err := adapter.NewToolConfig("t", "test.AddTool", "ok", false, adapter.WithTransport(toolctx.TransportSSE))
+	require.NoError(t, err)
+	assert.Equal(t, toolctx.TransportSSE, cfg.Transport)
 }

@@ -110,10 +110,6 @@ func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
 
 const adapterName = "toolmw/mcpgo"
 
-func newConfig(ctor string, opts []Option) (*adapter.Config, error) {
-	return adapter.NewConfig(adapterName, "mcpgo."+ctor, opts...)
-}
-
 func mustConfig(ctor string, opts []Option) *adapter.Config {
 	return adapter.MustConfig(adapterName, "mcpgo."+ctor, opts...)
 }

@@ -27,14 +27,8 @@ import (
 // it, h runs contained and its result is normalized. Its output is checked
 // against its output schema.
 func AddTool(s *server.MCPServer, tool mcp.Tool, h toolctx.Handler, opts ...Option) error {
-	if h == nil {
-		return fmt.Errorf("%w: mcpgo.AddTool was given nil", toolctx.ErrNilHandler)
-	}
-	cfg, err := newConfig("AddTool", opts)
+	cfg, err := adapter.NewToolConfig(adapterName, "mcpgo.AddTool", tool.Name, h == nil, opts...)
 	if err != nil {
-		return err
-	}
-	if err := errs.CheckToolName(tool.Name); err != nil {
 		return err
 	}
 	out, err := checkSchemas(&tool)

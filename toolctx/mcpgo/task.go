@@ -3,12 +3,10 @@ package mcpgo
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/adapter"
 )
@@ -34,14 +32,8 @@ func AddTaskTool(s *server.MCPServer, tool mcp.Tool, m toolctx.Middleware, h ser
 	if s == nil {
 		return ErrNilServer
 	}
-	if h == nil {
-		return fmt.Errorf("%w: mcpgo.AddTaskTool was given nil", toolctx.ErrNilHandler)
-	}
-	cfg, err := newConfig("AddTaskTool", opts)
+	cfg, err := adapter.NewToolConfig(adapterName, "mcpgo.AddTaskTool", tool.Name, h == nil, opts...)
 	if err != nil {
-		return err
-	}
-	if err := errs.CheckToolName(tool.Name); err != nil {
 		return err
 	}
 	if _, err := checkSchemas(&tool); err != nil {

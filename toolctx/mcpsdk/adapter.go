@@ -32,10 +32,6 @@ var (
 
 const adapterName = "toolmw/mcpsdk"
 
-func newConfig(ctor string, opts []Option) (*adapter.Config, error) {
-	return adapter.NewConfig(adapterName, "mcpsdk."+ctor, opts...)
-}
-
 func mustConfig(ctor string, opts []Option) *adapter.Config {
 	return adapter.MustConfig(adapterName, "mcpsdk."+ctor, opts...)
 }

@@ -33,14 +33,8 @@ func AddTool(s *mcp.Server, t *mcp.Tool, h toolctx.Handler, opts ...Option) erro
 	if s == nil || t == nil {
 		return ErrNilTool
 	}
-	if h == nil {
-		return fmt.Errorf("%w: mcpsdk.AddTool was given nil", toolctx.ErrNilHandler)
-	}
-	cfg, err := newConfig("AddTool", opts)
+	cfg, err := adapter.NewToolConfig(adapterName, "mcpsdk.AddTool", t.Name, h == nil, opts...)
 	if err != nil {
-		return err
-	}
-	if err := errs.CheckToolName(t.Name); err != nil {
 		return err
 	}
 	if t.InputSchema == nil {
@@ -71,10 +65,7 @@ func AddTypedTool[In, Out any](s *mcp.Server, t *mcp.Tool, fn toolctx.TypedFunc[
 	if s == nil || t == nil {
 		return ErrNilTool
 	}
-	if fn == nil {
-		return fmt.Errorf("%w: mcpsdk.AddTypedTool was given nil", toolctx.ErrNilHandler)
-	}
-	if _, err := newConfig("AddTypedTool", opts); err != nil {
+	if _, err := adapter.NewToolConfig(adapterName, "mcpsdk.AddTypedTool", t.Name, fn == nil, opts...); err != nil {
 		return err
 	}
 	tt := *t
