@@ -176,12 +176,7 @@ func compileOutputSchema(name string, raw []byte) (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	// mcp-go's URL (server/input_validation.go), so a name fails alike.
-	url := "mem:///mcp-go/tools/" + name + "/input-schema.json"
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
+	return compileAt("mem:///mcp-go/tools/"+name+"/input-schema.json", doc)
 }
 
 // checkNativeOutput validates a native tool's success against its output

@@ -84,7 +84,11 @@ func compileSchema(tool, kind string, raw json.RawMessage, required bool) (*json
 	if t, _ := doc.(map[string]any)["type"].(string); t != "object" {
 		return nil, fmt.Errorf("the schema's type is %q; MCP needs \"object\"", t)
 	}
-	url := "mem:///toolmw/tools/" + tool + "/" + kind + "-schema.json"
+	return compileAt("mem:///toolmw/tools/"+tool+"/"+kind+"-schema.json", doc)
+}
+
+// compileAt compiles the schema document doc under url.
+func compileAt(url string, doc any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
