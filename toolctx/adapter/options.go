@@ -107,8 +107,9 @@ func WithNormalizer(n errs.Normalizer) Option {
 }
 
 // WithFallbackLogger sets where the adapter reports what the chain's own
-// hooks cannot: a panic that escaped the whole chain, a runtime.Goexit
-// during a call, and a result the chain returned that cannot be sent. Such
+// hooks cannot: a panic that escaped the whole chain (no middleware.Recover
+// in it, or an interceptor outside it panicked), a runtime.Goexit during a
+// call, and a result the chain returned that cannot be sent. Such
 // a report holds the raw value (and a panic's stack) and stays on the
 // server; the client gets the generic message. A logger that panics is
 // ignored. Default: slog.Default(); a nil l is a mistake.
