@@ -141,7 +141,6 @@ func (e *engine) middleware() server.ToolHandlerMiddleware {
 	}
 }
 
-// serve runs the chain for c in mcp-go's context ctx.
 func (e *engine) serve(ctx context.Context, c *call, taskID string) *mcp.CallToolResult {
 	fillRequest(&c.Request, ctx, &c.mreq, e.cfg.Transport)
 	c.Request.TaskID = taskID
@@ -180,7 +179,6 @@ func failureResult(pub errs.Public) *mcp.CallToolResult {
 	}
 }
 
-// terminal is the innermost toolmw handler: it calls mcp-go's next handler.
 func (e *engine) terminal(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 	c := callFrom(ctx)
 	if c == nil {
@@ -230,7 +228,6 @@ func (e *engine) terminal(ctx context.Context, req *toolctx.Request) *toolctx.Ca
 	return t
 }
 
-// fillRequest fills req from what mcp-go exposes.
 func fillRequest(req *toolctx.Request, ctx context.Context, r *mcp.CallToolRequest, transport toolctx.Transport) {
 	req.Tool = r.Params.Name
 	req.Arguments = rawArguments(r)

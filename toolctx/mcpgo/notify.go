@@ -18,7 +18,6 @@ type sender struct {
 	token  mcp.ProgressToken
 }
 
-// init sets s up for the call whose mcp-go context is ctx.
 func (s *sender) init(ctx context.Context, r *mcp.CallToolRequest) {
 	s.sdkCtx = ctx
 	if m := r.Params.Meta; m != nil {

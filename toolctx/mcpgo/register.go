@@ -103,7 +103,6 @@ type registered struct {
 	out  *jsonschema.Schema // nil: no output schema
 }
 
-// handle is the mcp-go handler of a tool registered with AddTool.
 func (r *registered) handle(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if c := callFrom(ctx); c != nil && c.cur != nil {
 		// The adapter's chain is outside: it gets the result as it is,
@@ -156,7 +155,6 @@ func (r *registered) alone(ctx context.Context, mreq *mcp.CallToolRequest) *mcp.
 	return c.Serve(ctx, r.cfg, r.h, aloneCodec{r}, s)
 }
 
-// aloneCodec is the codec of a registered tool without an adapter outside.
 type aloneCodec struct{ r *registered }
 
 // Encode implements adapter.Codec.

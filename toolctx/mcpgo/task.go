@@ -54,7 +54,6 @@ func AddTaskTool(s *server.MCPServer, tool mcp.Tool, m toolctx.Middleware, h ser
 	return nil
 }
 
-// taskHandler is the mcp-go task handler that runs the chain around h.
 func (e *engine) taskHandler(h server.TaskToolHandlerFunc, links *taskLinks) server.TaskToolHandlerFunc {
 	next := func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		r, err := h(ctx, request)

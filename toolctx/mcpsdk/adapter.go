@@ -98,7 +98,6 @@ type callKey struct{}
 
 type invocationKey struct{}
 
-// call is one tools/call, in the chain's context under callKey.
 type call struct {
 	adapter.Call[reply]
 	cfg    *adapter.Config
@@ -209,7 +208,6 @@ func (inv *invocation) encode(ctx context.Context, res *toolctx.CallResult) *too
 	return res
 }
 
-// terminal is the handler at the end of the chain: it calls the SDK.
 type terminal struct {
 	next    mcp.MethodHandler
 	schemas *schemaCache // nil: compile each time

@@ -106,7 +106,6 @@ func compileSchema(v any) (*jsonschema.Resolved, error) {
 	return sch.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 }
 
-// registeredTool is a toolmw Handler registered with AddTool.
 type registeredTool struct {
 	cfg      *adapter.Config
 	h        toolctx.Handler
@@ -121,7 +120,6 @@ func hasDefaults(s *jsonschema.Schema) bool {
 	return err != nil || bytes.Contains(b, []byte(`"default"`))
 }
 
-// handle is the SDK tool handler of a registered tool.
 func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if inv, ok := ctx.Value(invocationKey{}).(*invocation); ok {
 		// Inside the adapter's middleware: the chain gets the result as it
