@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -79,33 +80,21 @@ func encodeContent(cs []mcp.Content) ([]mcp.Content, error) {
 			with  func(m mcp.Meta) mcp.Content
 			force bool
 		)
+		if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer && v.IsNil() {
+			continue // a typed nil block: nothing to encode
+		}
 		switch c := c.(type) {
 		case nil:
 			return nil, fmt.Errorf("content[%d] is nil", i)
 		case *mcp.TextContent:
-			if c == nil {
-				continue
-			}
 			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content { cc := *c; cc.Meta = m; return &cc }
 		case *mcp.ImageContent:
-			if c == nil {
-				continue
-			}
 			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content { cc := *c; cc.Meta = m; return &cc }
 		case *mcp.AudioContent:
-			if c == nil {
-				continue
-			}
 			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content { cc := *c; cc.Meta = m; return &cc }
 		case *mcp.ResourceLink:
-			if c == nil {
-				continue
-			}
 			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content { cc := *c; cc.Meta = m; return &cc }
 		case *mcp.EmbeddedResource:
-			if c == nil {
-				continue
-			}
 			var rmeta mcp.Meta
 			if c.Resource != nil {
 				var err error

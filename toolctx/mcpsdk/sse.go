@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/felixge/httpsnoop"
 )
 
 // sseKey is the context key of the *sseSession [SSE] puts in the context
@@ -43,38 +45,24 @@ func SSE(next http.Handler) http.Handler {
 			return
 		}
 		s := &sseSession{}
-		ew := &endpointWriter{ResponseWriter: w, s: s}
+		seen := false // only the GET's handler goroutine writes
+		// The first event written to an SSE stream is the endpoint event.
+		ew := httpsnoop.Wrap(w, httpsnoop.Hooks{Write: func(write httpsnoop.WriteFunc) httpsnoop.WriteFunc {
+			return func(p []byte) (int, error) {
+				if !seen {
+					seen = true
+					if id := endpointSessionID(p); id != "" {
+						s.mu.Lock()
+						s.id = id
+						s.mu.Unlock()
+					}
+				}
+				return write(p)
+			}
+		}})
 		next.ServeHTTP(ew, r.WithContext(context.WithValue(r.Context(), sseKey{}, s)))
 	})
 }
-
-// endpointWriter reads the session id from the first event written to an
-// SSE stream, which the transport defines as the endpoint event.
-type endpointWriter struct {
-	http.ResponseWriter
-	s    *sseSession
-	seen bool // only the GET's handler goroutine writes
-}
-
-func (w *endpointWriter) Write(p []byte) (int, error) {
-	if !w.seen {
-		w.seen = true
-		if id := endpointSessionID(p); id != "" {
-			w.s.mu.Lock()
-			w.s.id = id
-			w.s.mu.Unlock()
-		}
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-// Flush passes a flush on, for writers that check for http.Flusher.
-func (w *endpointWriter) Flush() {
-	_ = http.NewResponseController(w.ResponseWriter).Flush()
-}
-
-// Unwrap lets http.ResponseController reach the server's writer.
-func (w *endpointWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // endpointSessionID returns the sessionid query parameter of the URI in an
 // "endpoint" event, or "" if p is not one.
