@@ -32,7 +32,6 @@ type block struct {
 // copy of Go source that the build compiles (see the package comment).
 func TestCodeBlocks(t *testing.T) {
 	files := markdownFiles(t)
-	used := map[string]bool{}
 	n := 0
 	for _, f := range files {
 		blocks, err := goBlocks(f)
@@ -45,7 +44,6 @@ func TestCodeBlocks(t *testing.T) {
 				t.Errorf("%s:%d: a ```go block without a source: put <!-- code: PATH#NAME --> on the line before it, naming the compiled Go it is copied from", b.file, b.line)
 				continue
 			}
-			used[b.src] = true
 			path, name, _ := strings.Cut(b.src, "#")
 			want, err := source(path, name)
 			if err != nil {
@@ -60,12 +58,6 @@ func TestCodeBlocks(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no ```go block found in README.md or docs/: the walk is broken")
-	}
-	// A region in this package that no page shows is a copy nobody reads.
-	for _, name := range regionsIn(t, ".") {
-		if !used[name] {
-			t.Errorf("%s: no block of README.md or docs/ shows this region: delete it or show it", name)
-		}
 	}
 }
 
@@ -194,29 +186,6 @@ func source(path, name string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s has no function %s and no region %q ... %q", path, name, begin, end)
-}
-
-// regionsIn returns the PATH#NAME of every doc:begin region in the Go files
-// of dir (relative to this package).
-func regionsIn(t *testing.T, dir string) []string {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for l := range strings.SplitSeq(string(data), "\n") {
-			if name, ok := strings.CutPrefix(strings.TrimSpace(l), "// doc:begin "); ok {
-				names = append(names, "docs/"+filepath.Base(p)+"#"+name)
-			}
-		}
-	}
-	return names
 }
 
 // normalize drops leading and trailing blank lines, trailing spaces and the
