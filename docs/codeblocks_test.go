@@ -2,6 +2,7 @@ package docs_test
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -10,9 +11,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
+
+// update, set by "go test ./docs -run TestCodeBlocks -update", rewrites each
+// block that differs from its source with the source, for a change of the
+// API that touched many blocks; review the diff before committing it.
+var update = flag.Bool("update", false, "rewrite the Go blocks of README.md and docs/ from their sources")
 
 // root is the module's root, seen from this package's directory.
 const root = ".."
@@ -22,10 +29,12 @@ var marker = regexp.MustCompile(`^<!--\s*code:\s*(\S+)#(\S+)\s*-->$`)
 
 // block is one fenced ```go block of a Markdown file.
 type block struct {
-	file string // relative to the module root
-	line int    // of the opening fence, 1-based
-	src  string // the line before the fence, when it is a marker: PATH#NAME
-	body string
+	file   string // relative to the module root
+	line   int    // of the opening fence, 1-based
+	end    int    // the line of the closing fence
+	indent string // the opening fence's indentation
+	src    string // the line before the fence, when it is a marker: PATH#NAME
+	body   string
 }
 
 // TestCodeBlocks checks that every ```go block of README.md and docs/ is a
@@ -37,6 +46,9 @@ func TestCodeBlocks(t *testing.T) {
 		blocks, err := goBlocks(f)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if *update {
+			slices.Reverse(blocks) // a rewrite moves the lines of the blocks after it
 		}
 		for _, b := range blocks {
 			n++
@@ -51,6 +63,13 @@ func TestCodeBlocks(t *testing.T) {
 				continue
 			}
 			if got := normalize(b.body); got != want {
+				if *update {
+					if err := rewrite(b, want); err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("%s:%d: rewritten from %s", b.file, b.line, b.src)
+					continue
+				}
 				t.Errorf("%s:%d: the block is not %s as the build compiles it; copy the source into the block (or change the source, then the block):\n%s",
 					b.file, b.line, b.src, firstDifference(want, got))
 			}
@@ -110,7 +129,7 @@ func goBlocks(file string) ([]block, error) {
 		case fence == "" && strings.HasPrefix(trimmed, "```"):
 			fence = trimmed[:strings.LastIndex(trimmed, "`")+1]
 			if lang := strings.TrimSpace(trimmed[len(fence):]); lang == "go" {
-				cur = &block{file: file, line: lineNo}
+				cur = &block{file: file, line: lineNo, indent: line[:len(line)-len(strings.TrimLeft(line, " \t"))]}
 				if m := marker.FindStringSubmatch(strings.TrimSpace(prev)); m != nil {
 					cur.src = m[1] + "#" + m[2]
 				}
@@ -119,6 +138,7 @@ func goBlocks(file string) ([]block, error) {
 		case fence != "" && trimmed == fence:
 			if cur != nil {
 				cur.body = body.String()
+				cur.end = lineNo
 				blocks = append(blocks, *cur)
 				cur = nil
 			}
@@ -136,6 +156,26 @@ func goBlocks(file string) ([]block, error) {
 		return nil, fmt.Errorf("%s: a fence is never closed", file)
 	}
 	return blocks, nil
+}
+
+// rewrite replaces the lines of b between its fences with src, indented as
+// its fence is.
+func rewrite(b block, src string) error {
+	path := filepath.Join(root, b.file)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(string(data), "\n")
+	var body []string
+	for l := range strings.SplitSeq(src, "\n") {
+		if l != "" {
+			l = b.indent + l
+		}
+		body = append(body, l)
+	}
+	out := append(append(append([]string{}, lines[:b.line]...), body...), lines[b.end-1:]...)
+	return os.WriteFile(path, []byte(strings.Join(out, "\n")), 0o644)
 }
 
 // source returns what a block naming path#name must be: the body of the
