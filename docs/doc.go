@@ -12,5 +12,7 @@
 // "// doc:begin NAME" and "// doc:end NAME". The build compiles that source
 // (go vet and go test compile every file of the module), and TestCodeBlocks
 // fails when a block differs from it, so a block that would no longer build
-// fails the build, and a block edited by hand fails the test.
+// fails the build, and a block edited by hand fails the test. After a change
+// of the sources, "go test ./docs -run TestCodeBlocks -update" copies them into
+// the blocks.
 package docs
