@@ -38,8 +38,9 @@ func TestNothingLeaks(t *testing.T) {
 	mcpsdktest.Run(t, mcpsdktest.Config{
 		// Your server: your tools and your chain, with causes.Diagnostics(yourHook)
 		// and causes.Emitter(yourAuditWriter) in place of yours.
-		NewServer: func() *mcp.Server { return newMyServer(causes) },
-		Causes:    causes,
+		NewServer:  func() *mcp.Server { return newMyServer(causes) },
+		Causes:     causes,
+		Transports: []toolmwtest.Transport{toolmwtest.InMemory}, // default: InMemory, StreamableHTTP, StatelessHTTP, SSE
 	})
 }
 
