@@ -83,6 +83,7 @@ func AddHooks(h *server.Hooks, m toolctx.Middleware, opts ...Option) {
 // the middleware sets it when the call enters the chain, and the
 // AfterCallTool and OnError hooks close it (see AddHooks for the rest).
 func (e *engine) addHooks(h *server.Hooks, s *server.MCPServer) {
+	addParseGuard(h, e.cfg, s) // parse.go
 	if e.marks != nil {
 		// A mark lives until the call's AfterCallTool or OnError hook;
 		// only a panic in mcp-go between the two (which ends the call
