@@ -38,7 +38,7 @@ func TestVisibilityAsksTheGuard(t *testing.T) {
 func ExampleVisibility() {
 	policy := middleware.ScopePolicy{Tools: map[string][]string{"deploy": {"deploy:prod"}}}
 	scopes := middleware.Observe(middleware.RequireScopes(policy)) // drop Observe to enforce
-	visible := middleware.Visibility(scopes)                      // mcpsdk.WithVisibility(visible), mcpgo.WithVisibility(visible)
+	visible := middleware.Visibility(scopes)                       // mcpsdk.WithVisibility(visible), mcpgo.WithVisibility(visible)
 	alice := &toolctx.Request{Tool: "deploy", Identity: &toolctx.Identity{Subject: "alice"}}
 	fmt.Println("observed:", visible(alice))
 	fmt.Println("enforced:", middleware.Visibility(middleware.RequireScopes(policy))(alice))
