@@ -241,3 +241,29 @@ func TestHostileFramesNameNoGoInternals(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkParseGuard is what the parse guard adds to a tools/call: the
+// whole of MCPServer.HandleMessage with the adapter, and the guard's own
+// decode alone (go test ./toolctx/mcpgo -run '^$' -bench ParseGuard).
+func BenchmarkParseGuard(b *testing.B) {
+	frame := json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"x":"hello","n":[1,2,3],"o":{"k":"v"}}}}`)
+	s := parseServer(slog.New(slog.DiscardHandler))
+	s.HandleMessage(context.Background(), json.RawMessage(initFrame))
+	b.Run("handle", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.HandleMessage(context.Background(), frame)
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var base struct {
+				Method mcp.MCPMethod `json:"method"`
+			}
+			_ = json.Unmarshal(frame, &base)
+			var r mcp.CallToolRequest
+			_ = json.Unmarshal(frame, &r)
+		}
+	})
+}
