@@ -53,7 +53,19 @@ const MaxDescribeTime = time.Second
 
 // describeBounded is describe(v, 0) on a goroutine of its own, for at most
 // MaxDescribeTime.
+//
+// Called from a value's method while an outer call renders (an Error that
+// describes its own error, or another's), it renders on the same
+// goroutine, within the outer bound, and gives up when such calls nest
+// deeper than a description inside a description does: each call would
+// otherwise start a goroutine that starts the next, without end.
 func describeBounded(v any) string {
+	switch n := describeNesting(); {
+	case n >= maxDescribeNesting:
+		return fmt.Sprintf("!(%T: rendering it recursed through errs.Describe)", v)
+	case n > 0:
+		return describe(v, 0)
+	}
 	done := make(chan string, 1)
 	go func() {
 		var s string
@@ -74,6 +86,32 @@ func describeBounded(v any) string {
 		return s
 	case <-t.C:
 		return fmt.Sprintf("!(%T: rendering it did not return within %v)", v, MaxDescribeTime)
+	}
+}
+
+// maxDescribeNesting is how deep calls of describeBounded may nest on one
+// goroutine.
+const maxDescribeNesting = 8
+
+// describeBoundedName is the name of describeBounded, and the prefix of
+// the functions it runs.
+const describeBoundedName = "github.com/toolmw/toolmw/errs.describeBounded"
+
+// describeNesting counts the frames of describeBounded (and of the
+// goroutine it starts) on the calling goroutine's stack, its caller's own
+// excepted: 0 outside any.
+func describeNesting() int {
+	pcs := make([]uintptr, 512)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	n := 0
+	for {
+		fr, more := frames.Next()
+		if strings.HasPrefix(fr.Function, describeBoundedName) {
+			n++
+		}
+		if !more {
+			return n
+		}
 	}
 }
 
@@ -98,6 +136,8 @@ func plain(v any, depth int) bool {
 		return x == nil || x.cause == nil || plain(x.cause, depth+1)
 	case *PanicError:
 		return x == nil || plain(x.Value, depth+1)
+	case *GaveUpError:
+		return true // its text was made when it was, and it wraps nothing
 	case runtime.Error:
 		return reflect.TypeOf(v).PkgPath() == "runtime" || (reflect.TypeOf(v).Kind() == reflect.Pointer && reflect.TypeOf(v).Elem().PkgPath() == "runtime")
 	case error:

@@ -30,12 +30,14 @@ import (
 // method that panics counts as no match. It also returns: an error whose
 // chain holds a type that is neither the standard library's nor toolmw's is
 // normalized on a goroutine of its own, and when its Unwrap, Is or As
-// method (or Map) blocks, recurses past [MaxNormalizeTime] or calls
-// runtime.Goexit, Normalize gives up on it: the call is an internal failure
-// (rule 5) whose raw cause is the error itself; when the method that blocks
-// is its Unwrap (or Error), [Describe], which the audit row and the log line
-// record, says so ("!(T: rendering it did not return within 1s)"). The
-// goroutine of a method that blocks is left behind.
+// method (or Map) blocks past [MaxNormalizeTime], calls runtime.Goexit or
+// recurses (normalizes its own error, say), Normalize gives up on it: the
+// call is an internal failure (rule 5), and [Normalizer.NormalizeCause]
+// returns a [*GaveUpError] as the cause to record, which names the method
+// that did not return, so that the audit row and the log line say why. The
+// goroutine of a method that blocks is left behind. Errors of known types,
+// the common case, are normalized on the caller's goroutine, without a
+// timer.
 type Normalizer struct {
 	// Map maps the user's own errors to public ones, for example
 	// sql.ErrNoRows to errs.NotFound("no such row"). It returns nil for
@@ -56,7 +58,8 @@ type Normalizer struct {
 // call's context uses [Normalizer.NormalizeCall] (toolctx and the adapters
 // do).
 func (n Normalizer) Normalize(err error) (pub Public, scrubbed bool) {
-	return n.normalize(err, true)
+	pub, scrubbed, _ = n.normalize(err, true)
+	return pub, scrubbed
 }
 
 // NormalizeCall is Normalize for an error of the call whose context is
@@ -66,59 +69,61 @@ func (n Normalizer) Normalize(err error) (pub Public, scrubbed bool) {
 // failure: scrubbed, so the client gets the generic message and the server
 // side (diagnostics, the audit row) gets the raw text.
 func (n Normalizer) NormalizeCall(ctx context.Context, err error) (pub Public, scrubbed bool) {
+	pub, scrubbed, _ = n.NormalizeCause(ctx, err)
+	return pub, scrubbed
+}
+
+// NormalizeCause is [Normalizer.NormalizeCall], and also returns the cause
+// a failure of err records on the server side (the audit row, diagnostics):
+// err itself, or, when Normalize gave up on err because a method of its
+// chain did not return, a [*GaveUpError] that says which and holds err. A
+// nil ctx counts as ended, as for NormalizeCall. toolctx.Normalized keeps
+// that cause in the result.
+func (n Normalizer) NormalizeCause(ctx context.Context, err error) (pub Public, scrubbed bool, cause error) {
 	return n.normalize(err, ctx == nil || ctxend.Err(ctx) != nil)
 }
 
-func (n Normalizer) normalize(err error, ended bool) (pub Public, scrubbed bool) {
+func (n Normalizer) normalize(err error, ended bool) (pub Public, scrubbed bool, cause error) {
 	if err == nil {
-		return Public{}, false
+		return Public{}, false, nil
 	}
 	if errchain.Known(err) {
-		return n.rules(err, ended)
+		pub, scrubbed = n.rules(nil, err, ended)
+		return pub, scrubbed, err
 	}
-	type outcome struct {
-		pub      Public
-		scrubbed bool
-	}
-	o, ok := errchain.Within(func() outcome {
-		pub, scrubbed := n.rules(err, ended)
-		return outcome{pub, scrubbed}
-	})
-	if !ok {
-		// An Unwrap, Is or As method (or Map) blocked or called
-		// runtime.Goexit: nothing public can be read from err.
-		return n.generic(), true
-	}
-	return o.pub, o.scrubbed
+	return n.bounded(err, ended)
 }
 
-// rules applies the rules of [Normalizer] to a non-nil err.
-func (n Normalizer) rules(err error, ended bool) (pub Public, scrubbed bool) {
-	if PanicOf(err) != nil {
+// rules applies the rules of [Normalizer] to a non-nil err, as part of w's
+// walk (nil: on the caller's goroutine, for a known chain).
+func (n Normalizer) rules(w *errchain.Walker, err error, ended bool) (pub Public, scrubbed bool) {
+	if pe, _ := errchain.AsIn[*PanicError](w, err); pe != nil {
 		return n.generic(), true
 	}
-	if e, ok := errchain.As[*Error](err); ok && e != nil {
+	if e, ok := errchain.AsIn[*Error](w, err); ok && e != nil {
 		return e.Public(), false
 	}
 	if n.Map != nil {
+		w.Enter("Map", err)
 		if m := n.mapped(err); m != nil {
 			return m.Public(), false
 		}
 	}
 	if ended {
 		switch {
-		case errchain.Is(err, context.Canceled):
+		case errchain.IsIn(w, err, context.Canceled):
 			return Public{Code: CodeCanceled, Message: CodeCanceled.DefaultMessage()}, false
-		case errchain.Is(err, context.DeadlineExceeded):
+		case errchain.IsIn(w, err, context.DeadlineExceeded):
 			return Public{Code: CodeTimeout, Message: CodeTimeout.DefaultMessage()}, false
 		}
 	}
 	return n.generic(), true
 }
 
-// mapped is n.Map(err), with a panic counting as nil.
+// mapped is n.Map(err), with a panic counting as nil (but a recursion
+// through Normalize goes on, to the walk that gives up on it).
 func (n Normalizer) mapped(err error) (m *Error) {
-	safecall.Call(func() { m = n.Map(err) }, nil) // a panic leaves m nil
+	safecall.Call(func() { m = n.Map(err) }, func(f safecall.Fault) { errchain.RepanicRecursion(f.Value) }) // a panic leaves m nil
 	return m
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/errs"
 )
@@ -117,4 +118,103 @@ func TestNormalizeUnknownTypesThatReturn(t *testing.T) {
 	assert.False(t, scrubbed)
 	pub, _ = normalizeWithin(t, blocking{inner: context.Canceled})
 	assert.Equal(t, errs.CodeCanceled, pub.Code)
+}
+
+// causeWithin returns what NormalizeCause returned under n for a call
+// whose context ended, failing the
+// test if it has not returned within a generous bound.
+func causeWithin(t *testing.T, n errs.Normalizer, err error) (errs.Public, bool, error) {
+	t.Helper()
+	type out struct {
+		pub      errs.Public
+		scrubbed bool
+		cause    error
+	}
+	done := make(chan out, 1)
+	ended, cancel := context.WithCancel(context.Background())
+	cancel() // the call's context ended: rule 4 asks Is
+	go func() {
+		pub, scrubbed, cause := n.NormalizeCause(ended, err)
+		done <- out{pub, scrubbed, cause}
+	}()
+	select {
+	case o := <-done:
+		return o.pub, o.scrubbed, o.cause
+	case <-time.After(30 * errs.MaxNormalizeTime):
+		t.Fatalf("NormalizeCause did not return")
+		return errs.Public{}, false, nil
+	}
+}
+
+// When Normalize gives up, the cause to record says why: a *GaveUpError
+// naming the method that did not return (Unwrap, Is, As, the Normalizer's
+// Map), its type and why (blocked, Goexit, recursed), followed by the
+// error's own description; the client's side is the generic internal
+// failure. An error that normalizes is its own cause.
+func TestNormalizeCauseSaysWhy(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	generic := errs.Public{Code: errs.CodeInternal, Message: errs.GenericMessage}
+	blockingMap := errs.Normalizer{Map: func(error) *errs.Error { <-release; return nil }}
+	for name, c := range map[string]struct {
+		n            errs.Normalizer
+		err          error
+		method, why  string
+		typ, message string
+	}{
+		"Unwrap blocks":       {err: blocking{release: release, unwrap: true}, method: "Unwrap", why: "did not return within 1s", typ: "errs_test.blocking"},
+		"Is blocks":           {err: fmt.Errorf("q: %w", blocking{release: release, is: true}), method: "Is", why: "did not return within 1s", typ: "errs_test.blocking", message: "q: dial 10.0.0.7:5432"},
+		"As blocks":           {err: errors.Join(context.Canceled, blocking{release: release, as: true}), method: "As", why: "did not return within 1s", typ: "errs_test.blocking", message: "dial 10.0.0.7:5432"},
+		"Unwrap calls Goexit": {err: fmt.Errorf("q: %w", goexits{}), method: "Unwrap", why: "called runtime.Goexit", typ: "errs_test.goexits", message: "q: goexits"},
+		"Is recurses":         {err: recursing{}, method: "Is", why: "recursed", typ: "errs_test.recursing", message: "recursing"},
+		"Map blocks":          {n: blockingMap, err: blocking{}, method: "Map", why: "did not return within 1s", typ: "errs_test.blocking", message: "dial 10.0.0.7:5432"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pub, scrubbed, cause := causeWithin(t, c.n, c.err)
+			assert.Equal(t, generic, pub, "an internal failure")
+			assert.True(t, scrubbed)
+			var g *errs.GaveUpError
+			require.ErrorAs(t, cause, &g, "the cause says why")
+			assert.Equal(t, c.method, g.Method())
+			assert.Equal(t, c.why, g.Why())
+			assert.Equal(t, c.typ, g.Type())
+			assert.Equal(t, c.err, g.Err(), "it holds the error")
+			d := errs.Describe(cause)
+			assert.Contains(t, d, "normalization gave up: ", "the row says normalization gave up")
+			assert.Contains(t, d, c.why)
+			if c.method == "Map" {
+				assert.Contains(t, d, "the Normalizer's Map")
+			} else {
+				assert.Contains(t, d, "("+c.typ+")."+c.method, "naming the method")
+			}
+			assert.Contains(t, d, c.message, "and the error's own text, for the server")
+			pub, _ = errs.Normalize(cause)
+			assert.Equal(t, generic, pub, "the cause itself is a plain internal failure")
+		})
+	}
+	nf := errs.NotFound("no such order")
+	_, _, cause := causeWithin(t, errs.Normalizer{}, blocking{inner: nf})
+	assert.Equal(t, blocking{inner: nf}, cause, "an error that normalizes is its own cause")
+}
+
+// selfDescribing's Error describes itself: without a bound on nesting,
+// each Describe would start a goroutine that starts the next, without end.
+type selfDescribing struct{}
+
+func (s selfDescribing) Error() string { return "self: " + errs.Describe(s) }
+
+// An Error method that blocks, or that recurses through Describe, gives a
+// row description that says so, within the bound, and no goroutine is
+// left spinning up more.
+func TestDescribeSaysWhyErrorDidNotReturn(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	assert.Contains(t, errs.Describe(blockingError{release}), "errs_test.blockingError: rendering it did not return within 1s")
+	before := runtime.NumGoroutine()
+	d := errs.Describe(selfDescribing{})
+	assert.Contains(t, d, "rendering it recursed through errs.Describe", "the recursion is cut: %s", d)
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before+2, "no goroutine left behind starting others")
+	pub, _, cause := causeWithin(t, errs.Normalizer{}, selfDescribing{})
+	assert.Equal(t, errs.CodeInternal, pub.Code)
+	assert.Equal(t, selfDescribing{}, cause, "Normalize never calls Error: nothing to give up on")
 }

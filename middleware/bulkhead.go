@@ -182,7 +182,7 @@ func (b *bulkhead) local(next toolctx.Handler) toolctx.Handler {
 		})
 	}
 	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-		e, mu := b.keys.lock(b.key(req), 0)
+		e, mu := b.keys.lock(callKey(ctx, "Bulkhead", b.key, req), 0)
 		if e == nil { // every tracked key is busy
 			mu.Unlock()
 			return b.refuse(ctx, b.reject, next, req)
@@ -231,7 +231,7 @@ func (b *bulkhead) shared(next, local toolctx.Handler) toolctx.Handler {
 	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 		var key string
 		if b.key != nil {
-			key = b.key(req)
+			key = callKey(ctx, "Bulkhead", b.key, req)
 		}
 		lease, res, err := b.acquire(ctx, b.sg.ns+key)
 		if err != nil {
@@ -243,6 +243,7 @@ func (b *bulkhead) shared(next, local toolctx.Handler) toolctx.Handler {
 			}
 			return b.sg.noted(local.CallTool(ctx, req), err)
 		}
+		b.sg.answered(ctx, req)
 		if res != nil {
 			return b.refuse(ctx, res, next, req)
 		}

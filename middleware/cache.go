@@ -141,6 +141,7 @@ func (c *resultCache) onStore(next toolctx.Handler) toolctx.Handler {
 			}
 			return c.sg.noted(c.local(ctx, req, key, next), err)
 		}
+		c.sg.answered(ctx, req)
 		if found {
 			if res, err := decodeResult(b); err == nil {
 				return res.WithNote(NoteCache, "hit")
@@ -165,6 +166,7 @@ func (c *resultCache) onStore(next toolctx.Handler) toolctx.Handler {
 			c.put(key, res)
 			return c.sg.noted(res.WithNote(NoteCache, "miss"), err)
 		}
+		c.sg.answered(ctx, req)
 		return res.WithNote(NoteCache, "miss")
 	})
 }

@@ -42,7 +42,9 @@ const wouldPrefix = "would_"
 //     others (as when it is rejected). With MaxWait, some of the calls
 //     noted would have had a slot within the wait: the note counts the
 //     calls that would have waited or been rejected.
-//   - [MaxArgBytes] and [RequireScopes] note the call and run it.
+//   - [MaxArgBytes] and [RequireScopes] note the call and run it. A tool
+//     list filtered with [Visibility] of the observed guard shows every
+//     tool (ScopePolicy.Allows does not know of observe mode: it hides).
 //   - [MaxResultBytes] and [ScrubSecrets] look at the result as usual and
 //     send it as the handler made it; the notes they would have written
 //     are kept with the prefix "would_" ("would_scrubbed" with the rules

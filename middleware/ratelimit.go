@@ -16,7 +16,9 @@ import (
 
 // KeyFunc picks the key a guard counts a call under: a caller, a session,
 // a tool. It must be fast, must not change the request, and should not
-// allocate (a key built by concatenation allocates on every call).
+// allocate (a key built by concatenation allocates on every call). One that
+// panics counts the call under the key "" (shared by every such call, so
+// still limited), and its panic is reported to slog.Default().
 type KeyFunc func(req *toolctx.Request) string
 
 // CallerKey is the default key of [RateLimit] and a common one for
@@ -168,7 +170,7 @@ func (l *rateLimiter) middleware(next toolctx.Handler) toolctx.Handler {
 	}
 	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 		now := int64(time.Since(l.start)) // one monotonic clock read; time.Now reads the wall clock too
-		wait, ok := l.take(l.buckets.get(l.key(req), now), now)
+		wait, ok := l.take(l.buckets.get(callKey(ctx, "RateLimit", l.key, req), now), now)
 		if ok {
 			return next.CallTool(ctx, req)
 		}
@@ -180,11 +182,12 @@ func (l *rateLimiter) middleware(next toolctx.Handler) toolctx.Handler {
 // fallback.
 func (l *rateLimiter) shared(next toolctx.Handler) toolctx.Handler {
 	return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-		key := l.key(req)
+		key := callKey(ctx, "RateLimit", l.key, req)
 		sctx, cancel := l.sg.ctx(ctx)
 		wait, ok, err := l.store.TakeToken(sctx, l.sg.ns+key, l.shape)
 		cancel()
 		if err == nil {
+			l.sg.answered(ctx, req)
 			if ok {
 				return next.CallTool(ctx, req)
 			}

@@ -11,7 +11,9 @@ import (
 // policy's visibility predicate: give it to the adapter (mcpsdk's or
 // mcpgo's WithVisibility) with the same policy as RequireScopes, and a
 // caller's tools/list shows only the tools it may call, while a call to
-// another answers as an unknown tool does.
+// another answers as an unknown tool does. It always enforces: to roll the
+// policy out in observe mode, give the adapter [Visibility] of the
+// observed guard instead, which follows [Observe].
 func (p ScopePolicy) Allows(req *toolctx.Request) bool {
 	need, ok := p.Tools[req.Tool]
 	if !ok {

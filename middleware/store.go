@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolmw/toolmw/errs"
@@ -113,13 +114,16 @@ type StorePolicy struct {
 	// FailClosed rejects the call when the store fails, instead of
 	// falling back to the in-process state.
 	FailClosed bool
-	// OnError receives every store failure, with the store's raw error as
-	// the event's Cause and the call's details. The event's Code is
-	// [errs.CodeUnavailable] when the call was rejected for it (fail
-	// closed) and empty when the call went on (fail open). It is called
-	// synchronously on the call's path (keep it fast); during an outage it
-	// is called for every call. Nil logs each failure to slog.Default()
-	// at warn level.
+	// OnError hears of each outage of the guard's store twice: at its
+	// first failure, with the store's raw error as the event's Cause and
+	// the call's details (the event's Code is [errs.CodeUnavailable] when
+	// the call was rejected for it, failing closed, and empty when the call
+	// went on, failing open); and when the store answers again, with a
+	// [*StoreOutage] as the Cause, which counts the failures in between
+	// (errors.As(ev.Cause(), &outage)). The failures in between are not
+	// reported one by one: an outage under load would log every call. It
+	// is called synchronously on the call's path (keep it fast). Nil logs
+	// the two to slog.Default(), at warn and info level.
 	OnError DiagnosticsFunc
 }
 
@@ -134,6 +138,26 @@ const (
 	NoteStoreCause = "store_cause"
 )
 
+// StoreOutage is the Cause of the event [StorePolicy.OnError] gets when a
+// guard's store answers again after failing: the first failure was
+// reported with its raw error, the others only counted here.
+type StoreOutage struct {
+	// Guard is the guard whose store failed: "ratelimit", "bulkhead" or
+	// "cache".
+	Guard string
+	// Failures is how many of the guard's store calls failed during the
+	// outage, the first one included.
+	Failures int64
+	// Duration is how long it lasted: from the first failure to the first
+	// answer after it.
+	Duration time.Duration
+}
+
+// Error says that the store answers again, after how many failures.
+func (o *StoreOutage) Error() string {
+	return fmt.Sprintf("the %s store answers again, after %d failed calls in %v", o.Guard, o.Failures, o.Duration)
+}
+
 // storeGuard is a guard's store policy, resolved at construction.
 type storeGuard struct {
 	guard      string // "ratelimit", "bulkhead", "cache": for the notes
@@ -141,6 +165,37 @@ type storeGuard struct {
 	timeout    time.Duration
 	failClosed bool
 	onError    DiagnosticsFunc
+	health     *storeHealth
+}
+
+// storeHealth is whether a guard's store is in an outage, shared by the
+// guard's calls: the outage begins at a failure while the store was up and
+// ends at an answer while it was down.
+type storeHealth struct {
+	down     atomic.Bool
+	failures atomic.Int64
+	since    atomic.Int64 // the first failure, in nanoseconds since start
+	start    time.Time    // the clock (monotonic)
+}
+
+// failed counts a failure, and reports whether it begins an outage.
+func (h *storeHealth) failed() bool {
+	h.failures.Add(1)
+	if h.down.Load() || !h.down.CompareAndSwap(false, true) {
+		return false
+	}
+	h.since.Store(int64(time.Since(h.start)))
+	return true
+}
+
+// answered reports, when the store was down, that its outage ended, with
+// its failures and duration; ok is false when it was up (the common case:
+// one atomic load).
+func (h *storeHealth) answered() (failures int64, lasted time.Duration, ok bool) {
+	if !h.down.Load() || !h.down.CompareAndSwap(true, false) {
+		return 0, 0, false
+	}
+	return h.failures.Swap(0), time.Since(h.start) - time.Duration(h.since.Load()), true
 }
 
 // newStoreGuard checks p for the guard of the given exported name
@@ -156,7 +211,8 @@ func newStoreGuard(name string, p StorePolicy) storeGuard {
 	if timeout == 0 {
 		timeout = DefaultStoreTimeout
 	}
-	return storeGuard{guard: strings.ToLower(name), ns: p.Name + "\x00", timeout: timeout, failClosed: p.FailClosed, onError: p.OnError}
+	return storeGuard{guard: strings.ToLower(name), ns: p.Name + "\x00", timeout: timeout, failClosed: p.FailClosed, onError: p.OnError,
+		health: &storeHealth{start: time.Now()}}
 }
 
 // storeUnavailable is the public face of a failed store, failing closed.
@@ -204,15 +260,40 @@ func (g *storeGuard) cause(err error) string {
 }
 
 // report sends a store failure to the policy's OnError (its panic is
-// caught: a hook never changes the call).
+// caught: a hook never changes the call) when it begins an outage, and
+// counts it otherwise (see [StorePolicy.OnError]).
 func (g *storeGuard) report(ctx context.Context, req *toolctx.Request, code errs.Code, err error) {
+	if !g.health.failed() {
+		return
+	}
+	if g.onError == nil {
+		slog.Default().WarnContext(ctx, "toolmw: a guard's store failed; the failures until it answers again are counted, not logged",
+			"guard", g.guard, "err", errs.Describe(err))
+		return
+	}
+	g.send(ctx, req, code, err)
+}
+
+// answered notes that the store answered call req: when it ends an
+// outage, the policy's OnError hears of it with a [*StoreOutage].
+func (g *storeGuard) answered(ctx context.Context, req *toolctx.Request) {
+	n, lasted, ended := g.health.answered()
+	if !ended {
+		return
+	}
+	outage := &StoreOutage{Guard: g.guard, Failures: n, Duration: lasted}
+	if g.onError == nil {
+		slog.Default().InfoContext(ctx, "toolmw: a guard's store answers again", "guard", g.guard,
+			"failures", n, "duration", lasted)
+		return
+	}
+	g.send(ctx, req, "", outage)
+}
+
+func (g *storeGuard) send(ctx context.Context, req *toolctx.Request, code errs.Code, err error) {
 	var details toolctx.Details
 	if req != nil {
 		details = toolctx.DetailsOf(req)
-	}
-	if g.onError == nil {
-		slog.Default().WarnContext(ctx, "toolmw: a guard's store failed", "guard", g.guard, "err", errs.Describe(err))
-		return
 	}
 	o := options{}
 	o.report(ctx, g.onError, NewDiagnosticEvent(details, code, err))

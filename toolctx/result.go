@@ -138,34 +138,45 @@ type Outcome struct {
 // handler's own inner timeout) is a raw failure (see
 // [errs.Normalizer.NormalizeCall]).
 func Classify(ctx context.Context, r *CallResult, n errs.Normalizer) Outcome {
+	o, _ := classify(ctx, r, n)
+	return o
+}
+
+// classify is Classify, and also returns the cause to record for a raw
+// failure ([errs.Normalizer.NormalizeCause]): r's, or the
+// [*errs.GaveUpError] of a cause whose methods did not return; nil when r
+// is not a raw failure.
+func classify(ctx context.Context, r *CallResult, n errs.Normalizer) (Outcome, error) {
 	switch {
 	case r == nil:
 		pub, _ := n.Normalize(ErrNilResult)
-		return Outcome{Failed: true, Public: pub, Scrubbed: true}
+		return Outcome{Failed: true, Public: pub, Scrubbed: true}, nil
 	case !r.Failed():
-		return Outcome{InputRequired: r.InputRequired != nil}
+		return Outcome{InputRequired: r.InputRequired != nil}, nil
 	case r.Error != nil:
 		pub, _ := validPublic(*r.Error)
-		return Outcome{Failed: true, Public: pub, Scrubbed: r.scrubbed}
+		return Outcome{Failed: true, Public: pub, Scrubbed: r.scrubbed}, nil
 	case r.cause == nil:
-		return Outcome{Failed: true, Public: errs.Public{Code: errs.CodeToolError, Message: r.text()}}
+		return Outcome{Failed: true, Public: errs.Public{Code: errs.CodeToolError, Message: r.text()}}, nil
 	}
-	pub, scrubbed := n.NormalizeCall(ctx, r.cause)
+	pub, scrubbed, cause := n.NormalizeCause(ctx, r.cause)
 	if scrubbed {
 		if end := ctxend.Err(ctx); end != nil {
-			if errs.PanicOf(r.cause) == nil {
+			if errs.PanicOf(cause) == nil {
 				pub, _ = n.Normalize(end)
 			}
 		}
 	}
-	return Outcome{Failed: true, Public: pub, Scrubbed: scrubbed}
+	return Outcome{Failed: true, Public: pub, Scrubbed: scrubbed}, cause
 }
 
 // Normalized returns r with its public envelope filled, as the caller must
 // see it: successes and already-normalized results are returned unchanged;
 // a failure becomes a new result with IsError and Error set, the public
 // message as its only content, no structured content and no _meta, and the
-// raw cause kept. A handler's own isError result keeps its content, its
+// raw cause kept (or, when normalizing it gave up because a method of its
+// chain did not return, an [*errs.GaveUpError] that says so and holds it;
+// see [errs.Normalizer.NormalizeCause]). A handler's own isError result keeps its content, its
 // blocks without their _meta. A failure whose envelope was set by hand
 // keeps its envelope (repaired) and content, without structured content or
 // _meta at any level. A nil r becomes an internal failure.
@@ -190,7 +201,7 @@ func Normalized(ctx context.Context, r *CallResult, n errs.Normalizer) *CallResu
 		}
 		return r
 	}
-	o := Classify(ctx, r, n)
+	o, cause := classify(ctx, r, n)
 	out := failure(o.Public, o.Scrubbed)
 	out.notes = r.Notes() // an interceptor's notes survive normalization
 	switch {
@@ -201,7 +212,7 @@ func Normalized(ctx context.Context, r *CallResult, n errs.Normalizer) *CallResu
 			out.Content = withoutMeta(r.Content)
 		}
 	default:
-		out.cause = r.cause
+		out.cause = cause // r's, or why normalizing it gave up
 	}
 	return out
 }

@@ -332,7 +332,7 @@ func TestTyped(t *testing.T) {
 		`{"city":3}`:                     {"city", `invalid arguments: city: expected a string, got a number`},
 		`{"inner":{"flag":"yes"}}`:       {"inner.flag", `inner.flag: expected a boolean, got a string`},
 		`{"city":"Paris","days":1e400}`:  {"days", `invalid arguments: days: number out of range`},
-		`{"city":"Paris","days":2.5}`:    {"days", `days: expected an integer, got 2.5`},
+		`{"city":"Paris","days":2.5}`:    {"days", `days: expected an integer, got a number`},
 		`{"city":"Paris","color":"red"}`: {"color", `unknown field "color"`},
 		`{"city":"Paris"`:                {"", "truncated JSON"},
 		`{"city":Paris}`:                 {"", "malformed JSON at byte"},

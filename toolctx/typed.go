@@ -94,9 +94,8 @@ func decodeError(err error, raw []byte) *errs.Error {
 	case errors.As(err, &typeErr):
 		// A sentence about the argument: "b: expected a number, got a
 		// string", "a: number out of range" (internal/feedback).
-		msg, _ := feedback.JSON(typeErr)
 		problems, _ := feedback.JSONProblems(typeErr, raw)
-		return errs.InvalidArguments("invalid arguments: " + msg).
+		return errs.InvalidArguments(feedback.Message(problems)).
 			WithDetail(feedback.Detail(problems)).WithCause(err)
 	case errors.As(err, &syntaxErr):
 		return errs.Errorf(errs.CodeInvalidArguments, "invalid arguments: malformed JSON at byte %d", syntaxErr.Offset).

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -74,67 +75,142 @@ func knownType(t reflect.Type) bool {
 	return false
 }
 
-// maxNesting is how deep calls of Within may nest on one goroutine. A
-// walk inside a walk is ordinary (Normalize's rules call As); deeper
-// nesting is a method that recurses through Within (an Is method that
-// normalizes its own error, say), which would otherwise recurse until its
-// goroutine's stack ran out, a fatal error.
+// maxNesting is how deep calls of Tracked (and Within) may nest on one
+// goroutine. A walk inside a walk is ordinary (Normalize's rules call As);
+// deeper nesting is a method that recurses through Tracked (an Is method
+// that normalizes its own error, say), which would otherwise recurse until
+// its goroutine's stack ran out, a fatal error.
 const maxNesting = 8
 
-// Within runs f and waits for it at most [MaxTime]. It returns what f
-// returned and true, or the zero T and false when f had not returned by
-// then or called runtime.Goexit. f runs on a goroutine of its own, which
-// is left behind when it blocks (nothing can end it; what it returns later
-// is dropped); called from inside f, Within runs its own f on the same
-// goroutine, within the outer bound, and gives up at once when such calls
-// nest deeper than a walk inside a walk does, as when a method recurses
-// through Within. f must not panic.
-func Within[T any](f func() T) (T, bool) {
-	var zero T
-	switch n := nesting(); {
-	case n >= maxNesting:
-		return zero, false
-	case n > 0:
-		return f(), true
+// GaveUp is the report of a walk that [Tracked] gave up on: which method of
+// which error it was calling, and why it gave up.
+type GaveUp struct {
+	// Method is the method the walk was in: "Unwrap", "Is", "As", or the
+	// name its function gave [Walker.Enter] ("Map"); "" when it had not
+	// called one yet.
+	Method string
+	// Type is the Go type of the error whose method it was (as %T prints
+	// it).
+	Type string
+	// Why is "did not return within 1s", "called runtime.Goexit" or
+	// "recursed" (it went on calling Tracked, through Normalize, say,
+	// deeper than any walk does).
+	Why string
+}
+
+// track is what a tracked walk is calling, read by the goroutine that
+// waits for it.
+type track struct {
+	mu     sync.Mutex
+	method string
+	err    error
+}
+
+func (t *track) set(method string, err error) {
+	t.mu.Lock()
+	t.method, t.err = method, err
+	t.mu.Unlock()
+}
+
+func (t *track) gaveUp(why string) *GaveUp {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	g := &GaveUp{Method: t.method, Why: why}
+	if t.err != nil {
+		g.Type = reflect.TypeOf(t.err).String()
 	}
-	done := make(chan T, 1)
-	exited := make(chan struct{})
-	go func() {
-		returned := false
-		defer func() {
-			if !returned { // runtime.Goexit: it ends only this goroutine
-				close(exited)
-			}
-		}()
-		v := f()
-		returned = true
-		done <- v
-	}()
-	t := time.NewTimer(MaxTime)
-	defer t.Stop()
-	select {
-	case v := <-done:
-		return v, true
-	case <-exited:
-		return zero, false
-	case <-t.C:
-		return zero, false
+	return g
+}
+
+// recursion is the panic value with which a call of Tracked nested too
+// deep unwinds to the outermost one, which gives up: the walk's own
+// recovers (of a panicking Unwrap, Is or As) pass it on.
+type recursion struct{}
+
+// repanicRecursion panics again with r when r is the recursion panic.
+func repanicRecursion(r any) {
+	if _, ok := r.(recursion); ok {
+		panic(r)
 	}
 }
 
-// withinPrefix starts the names of Within's instances and of the functions
-// they run.
-const withinPrefix = "github.com/toolmw/toolmw/internal/errchain.Within["
+// RepanicRecursion is for code that recovers the panics of user code
+// called inside a [Tracked] walk (errs.Normalizer's Map): it panics again
+// with r when r is the panic of a recursion that the outermost walk must
+// see, and returns otherwise.
+func RepanicRecursion(r any) { repanicRecursion(r) }
 
-// nesting counts the frames of Within on the calling goroutine's stack,
-// Within's caller's own excepted: 0 outside any f of Within.
+// Tracked runs f with a [Walker] for [AsIn] and [IsIn], and waits for it
+// at most [MaxTime]. It returns what f returned and nil, or the zero T and
+// a report of what f was calling when it gave up: f had not returned by
+// then, called runtime.Goexit, or recursed through Tracked deeper than a
+// walk inside a walk. f runs on a goroutine of its own, which is left
+// behind when it blocks (nothing can end it; what it returns later is
+// dropped); called from inside f, Tracked runs its own f on the same
+// goroutine, within the outer bound, untracked (the outer walk's report
+// names the method that called it). f must not panic.
+func Tracked[T any](f func(w *Walker) T) (T, *GaveUp) {
+	var zero T
+	switch n := nesting(); {
+	case n >= maxNesting:
+		panic(recursion{}) // caught by the outermost Tracked, which gives up
+	case n > 0:
+		return f(&Walker{budget: MaxNodes}), nil
+	}
+	t := &track{}
+	done := make(chan T, 1)
+	ended := make(chan string, 1)
+	go func() {
+		returned := false
+		defer func() {
+			if returned {
+				return
+			}
+			r := recover()
+			switch r.(type) {
+			case nil: // runtime.Goexit: it ends only this goroutine
+				ended <- "called runtime.Goexit"
+			case recursion:
+				ended <- "recursed"
+			default:
+				panic(r)
+			}
+		}()
+		v := f(&Walker{budget: MaxNodes, track: t})
+		returned = true
+		done <- v
+	}()
+	timer := time.NewTimer(MaxTime)
+	defer timer.Stop()
+	select {
+	case v := <-done:
+		return v, nil
+	case why := <-ended:
+		return zero, t.gaveUp(why)
+	case <-timer.C:
+		return zero, t.gaveUp("did not return within " + MaxTime.String())
+	}
+}
+
+// Within runs f as [Tracked] does, and reports whether it returned.
+func Within[T any](f func() T) (T, bool) {
+	v, gave := Tracked(func(*Walker) T { return f() })
+	return v, gave == nil
+}
+
+// trackedPrefix starts the names of Tracked's instances and of the
+// functions they run.
+const trackedPrefix = "github.com/toolmw/toolmw/internal/errchain.Tracked["
+
+// nesting counts the frames of Tracked on the calling goroutine's stack,
+// Tracked's caller's own excepted: 0 outside any f of Tracked.
 func nesting() int {
 	pcs := make([]uintptr, 512)
 	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
 	n := 0
 	for {
 		fr, more := frames.Next()
-		if strings.HasPrefix(fr.Function, withinPrefix) {
+		if strings.HasPrefix(fr.Function, trackedPrefix) {
 			n++
 		}
 		if !more {
@@ -149,9 +225,8 @@ func asWithin[E error](err error) (E, bool) {
 		e  E
 		ok bool
 	}
-	r, _ := Within(func() found {
-		budget := MaxNodes
-		e, ok := as[E](err, 0, &budget)
+	r, _ := Tracked(func(w *Walker) found {
+		e, ok := as[E](err, 0, w)
 		return found{e, ok}
 	})
 	return r.e, r.ok
@@ -159,9 +234,8 @@ func asWithin[E error](err error) (E, bool) {
 
 // isWithin is Is for a chain that is not Known.
 func isWithin(err, target error) bool {
-	ok, _ := Within(func() bool {
-		budget := MaxNodes
-		return is(err, target, 0, &budget)
+	ok, _ := Tracked(func(w *Walker) bool {
+		return is(err, target, 0, w)
 	})
 	return ok
 }

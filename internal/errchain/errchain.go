@@ -43,32 +43,80 @@ func As[E error](err error) (E, bool) {
 	if !Known(err) {
 		return asWithin[E](err)
 	}
-	budget := MaxNodes
-	return as[E](err, 0, &budget)
+	w := Walker{budget: MaxNodes}
+	return as[E](err, 0, &w)
 }
 
-func as[E error](err error, depth int, budget *int) (E, bool) {
+// Walker is the state of one walk: how many more errors it may visit and,
+// for a walk run by [Tracked], which method of which error it is calling.
+// Its zero value visits nothing; [Tracked] hands one to its function.
+type Walker struct {
+	budget int
+	track  *track
+}
+
+// enter notes that the walk is about to call method of err.
+func (w *Walker) enter(method string, err error) {
+	if w.track != nil {
+		w.track.set(method, err)
+	}
+}
+
+// Enter notes, for the report of a [Tracked] walk that does not return,
+// that its function is about to call method (a name of the caller's, as
+// "Map") of err. It does nothing on a nil w or an untracked walk.
+func (w *Walker) Enter(method string, err error) {
+	if w != nil {
+		w.enter(method, err)
+	}
+}
+
+// AsIn is [As] as part of w's walk ([Tracked]), counted against its budget
+// and tracked; a nil w is As.
+func AsIn[E error](w *Walker, err error) (E, bool) {
+	if w == nil {
+		return As[E](err)
+	}
+	w.budget = MaxNodes
+	return as[E](err, 0, w)
+}
+
+// IsIn is [Is] as part of w's walk ([Tracked]); a nil w is Is.
+func IsIn(w *Walker, err, target error) bool {
+	if w == nil {
+		return Is(err, target)
+	}
+	if err == nil || target == nil {
+		return err == target
+	}
+	w.budget = MaxNodes
+	return is(err, target, 0, w)
+}
+
+func as[E error](err error, depth int, w *Walker) (E, bool) {
 	var zero E
 	for ; err != nil; depth++ {
-		if *budget <= 0 || depth >= MaxDepth {
+		if w.budget <= 0 || depth >= MaxDepth {
 			return zero, false
 		}
-		*budget--
+		w.budget--
 		if e, ok := err.(E); ok && !isZero(e) {
 			return e, true
 		}
 		if x, ok := err.(interface{ As(any) bool }); ok {
+			w.enter("As", err)
 			if e, ok := callAs[E](x); ok && !isZero(e) {
 				return e, true
 			}
 		}
+		w.enter("Unwrap", err)
 		many, next := unwrap(err)
 		if many == nil {
 			err = next
 			continue
 		}
 		for _, inner := range many {
-			if e, ok := as[E](inner, depth+1, budget); ok {
+			if e, ok := as[E](inner, depth+1, w); ok {
 				return e, true
 			}
 		}
@@ -86,29 +134,33 @@ func Is(err, target error) bool {
 	if !Known(err) {
 		return isWithin(err, target)
 	}
-	budget := MaxNodes
-	return is(err, target, 0, &budget)
+	w := Walker{budget: MaxNodes}
+	return is(err, target, 0, &w)
 }
 
-func is(err, target error, depth int, budget *int) bool {
+func is(err, target error, depth int, w *Walker) bool {
 	for ; err != nil; depth++ {
-		if *budget <= 0 || depth >= MaxDepth {
+		if w.budget <= 0 || depth >= MaxDepth {
 			return false
 		}
-		*budget--
+		w.budget--
 		if equal(err, target) {
 			return true
 		}
-		if x, ok := err.(interface{ Is(error) bool }); ok && callIs(x, target) {
-			return true
+		if x, ok := err.(interface{ Is(error) bool }); ok {
+			w.enter("Is", err)
+			if callIs(x, target) {
+				return true
+			}
 		}
+		w.enter("Unwrap", err)
 		many, next := unwrap(err)
 		if many == nil {
 			err = next
 			continue
 		}
 		for _, inner := range many {
-			if is(inner, target, depth+1, budget) {
+			if is(inner, target, depth+1, w) {
 				return true
 			}
 		}
@@ -140,7 +192,8 @@ func unwrap(err error) (many []error, next error) {
 
 func callAs[E error](x interface{ As(any) bool }) (e E, ok bool) {
 	defer func() {
-		if recover() != nil { // an As that panics is no match
+		if r := recover(); r != nil {
+			repanicRecursion(r) // an As that panics is no match
 			var zero E
 			e, ok = zero, false
 		}
@@ -151,7 +204,8 @@ func callAs[E error](x interface{ As(any) bool }) (e E, ok bool) {
 
 func callIs(x interface{ Is(error) bool }, target error) (ok bool) {
 	defer func() {
-		if recover() != nil { // an Is that panics is no match
+		if r := recover(); r != nil {
+			repanicRecursion(r) // an Is that panics is no match
 			ok = false
 		}
 	}()

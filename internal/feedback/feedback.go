@@ -19,8 +19,6 @@ package feedback
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -147,44 +145,6 @@ var (
 // sentence.
 func MCPGo(msg string) string {
 	return sentences(MCPGoProblems(msg))
-}
-
-// JSON phrases an encoding/json error of decoding the arguments, and
-// reports whether it is about the arguments' content (a wrong type, a
-// number out of range, malformed JSON); any other error gives "", false.
-func JSON(err error) (string, bool) {
-	var (
-		typeErr   *json.UnmarshalTypeError
-		syntaxErr *json.SyntaxError
-	)
-	switch {
-	case errors.As(err, &typeErr):
-		path := typeErr.Field
-		got, isNumber := strings.CutPrefix(typeErr.Value, "number ")
-		want := ""
-		if typeErr.Type != nil {
-			want = jsonKind(typeErr.Type.Kind().String())
-		}
-		switch {
-		case isNumber && want == "integer" && !integral(got):
-			return Sentence(path, "expected an integer, got "+got), true
-		case isNumber && (want == "integer" || want == "number" || want == ""):
-			return Sentence(path, OutOfRange), true
-		case want == "":
-			return Sentence(path, "unexpected "+Article(typeErr.Value)), true
-		}
-		if path == "" && want == "object" {
-			return Sentence("", "expected a JSON object, got "+Article(typeErr.Value)), true
-		}
-		return Sentence(path, Expected(want, typeErr.Value)), true
-	case errors.As(err, &syntaxErr) && syntaxErr.Error() == "unexpected end of JSON input":
-		return Sentence("", "truncated JSON"), true
-	case errors.As(err, &syntaxErr):
-		return Sentence("", "malformed JSON at byte "+strconv.FormatInt(syntaxErr.Offset, 10)), true
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return Sentence("", "truncated JSON"), true
-	}
-	return "", false
 }
 
 // integral reports whether the number literal n has no fractional part

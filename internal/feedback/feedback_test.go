@@ -42,7 +42,9 @@ func TestMCPGo(t *testing.T) {
 	}
 }
 
-func TestJSON(t *testing.T) {
+// JSONProblems is the one phrasing of an encoding/json error of decoding
+// the arguments: problems as data, and sentences built from them.
+func TestJSONProblems(t *testing.T) {
 	type inner struct {
 		X bool `json:"x"`
 	}
@@ -56,32 +58,32 @@ func TestJSON(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"a":1e400}`:   "a: " + OutOfRange,
 		`{"n":300}`:     "n: " + OutOfRange,
-		`{"i":1.5}`:     "i: expected an integer, got 1.5",
+		`{"i":1.5}`:     "i: expected an integer, got a number",
 		`{"s":3}`:       "s: expected a string, got a number",
 		`{"o":{"x":1}}`: "o.x: expected a boolean, got a number",
 		`[1]`:           "the arguments: expected a JSON object, got an array",
-		`{"a":`:         "the arguments: truncated JSON",
+		`{"a":`:         "the arguments: expected a complete JSON object",
 	} {
 		var v args
 		err := json.Unmarshal([]byte(in), &v)
 		require.Error(t, err, in)
-		got, ok := JSON(err)
+		problems, ok := JSONProblems(err, []byte(in))
 		assert.True(t, ok, "%s: %v", in, err)
-		assert.Equal(t, want, got, "from %s (%v)", in, err)
+		assert.Equal(t, "invalid arguments: "+want, Message(problems), "from %s (%v)", in, err)
 	}
 	var m map[string]any
-	got, ok := JSON(json.Unmarshal([]byte(`{"a":1e400}`), &m))
+	problems, ok := JSONProblems(json.Unmarshal([]byte(`{"a":1e400}`), &m), []byte(`{"a":1e400}`))
 	assert.True(t, ok)
-	assert.Equal(t, "the arguments: number out of range", got, "into a map, encoding/json does not name the field")
+	assert.Equal(t, "invalid arguments: a: number out of range", Message(problems), "into a map, the path is found in the arguments")
 	path, ok := OutOfRangeAt([]byte(`{"b":1,"o":{"l":[2,-1e999]}}`))
 	assert.True(t, ok)
 	assert.Equal(t, "o.l[1]", path, "OutOfRangeAt finds it")
 	_, ok = OutOfRangeAt([]byte(`{"b":1e300}`))
 	assert.False(t, ok, "every number fits")
-	got, ok = JSON(json.Unmarshal([]byte(`{"a":}`), &m))
+	problems, ok = JSONProblems(json.Unmarshal([]byte(`{"a":}`), &m), []byte(`{"a":}`))
 	assert.True(t, ok)
-	assert.Contains(t, got, "malformed JSON at byte")
-	_, ok = JSON(assert.AnError)
+	assert.Contains(t, Message(problems), "malformed at byte")
+	_, ok = JSONProblems(assert.AnError, nil)
 	assert.False(t, ok, "an error that is not about the JSON")
 }
 

@@ -1,6 +1,7 @@
 package otelmw
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/safecall"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 )
@@ -27,7 +29,8 @@ type ResultRedactor func(tool string, res *toolctx.CallResult) json.RawMessage
 
 // AttributeFilter reports whether an attribute may be recorded on the span
 // and the metric. It never sees mcp.method.name, which the conventions
-// require.
+// require. One that panics records nothing of the attribute, and its panic
+// is reported to the fallback logger ([WithFallbackLogger]).
 type AttributeFilter func(attribute.KeyValue) bool
 
 type config struct {
@@ -104,7 +107,26 @@ func WithAttributeFilter(keep AttributeFilter) Option {
 			c.fail(errors.New("otelmw: WithAttributeFilter(nil): pass a filter, or leave the option out to record every attribute"))
 			return
 		}
-		c.filter = keep
+		c.filter = containedFilter(keep, c)
+	}
+}
+
+// containedFilter is keep with a panic in it stopped, as every user hook's
+// is: the attribute is not recorded, and the panic is reported to c's
+// fallback logger (read when it happens, so that the options' order does
+// not matter) with the attribute's key, never its value.
+func containedFilter(keep AttributeFilter, c *config) AttributeFilter {
+	return func(kv attribute.KeyValue) (ok bool) {
+		var s safecall.Scope
+		defer s.Stop(func(f safecall.Fault) {
+			ok = false
+			safecall.Reporter{Logger: c.fallback, Describe: errs.Describe}.Report(context.Background(),
+				"toolmw/otelmw: the attribute filter panicked; the attribute is not recorded", f,
+				slog.String("attribute", string(kv.Key)))
+		})
+		ok = keep(kv)
+		s.Returned()
+		return ok
 	}
 }
 

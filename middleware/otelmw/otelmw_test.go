@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -418,3 +419,42 @@ func TestOneRedactorForSpanAndRow(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.JSONEq(t, `{"q":"kept"}`, string(got[0].Arguments), "the row's arguments, from the same redactor")
 }
+
+// An attribute filter that panics is contained as every user hook is: the
+// call is answered as usual, the attribute it panicked on is not recorded,
+// the others are, and the panic is reported to the fallback logger with the
+// attribute's key.
+func TestAttributeFilterPanicIsContained(t *testing.T) {
+	tel := newTelemetry(t)
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	filter := func(kv attribute.KeyValue) bool {
+		if kv.Key == "gen_ai.tool.name" {
+			panic("filter boom")
+		}
+		return true
+	}
+	h := direct(t, tel, toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
+		return toolctx.TextResult("ok")
+	}), otelmw.WithAttributeFilter(filter), otelmw.WithFallbackLogger(logger))
+	var res *toolctx.CallResult
+	require.NotPanics(t, func() { res = h.CallTool(context.Background(), &toolctx.Request{Tool: "t"}) })
+	assert.False(t, res.Failed(), "the call is answered as usual")
+	a := attrs(tel.waitSpans(t, 1)[0].Attributes())
+	assert.NotContains(t, a, "gen_ai.tool.name", "the attribute the filter panicked on is not recorded")
+	assert.Equal(t, "tools/call", a["mcp.method.name"], "the others are")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Contains(t, logs.String(), "attribute filter panicked")
+	assert.Contains(t, logs.String(), "attribute=gen_ai.tool.name")
+	assert.Contains(t, logs.String(), "filter boom")
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

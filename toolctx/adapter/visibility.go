@@ -26,9 +26,11 @@ import (
 //	mcpsdk.Install(s, middleware.New(middleware.RequireScopes(scopes)).Middleware(),
 //		mcpsdk.WithVisibility(scopes.Allows))
 //
-// Hiding is enforcement: while the policy's guard runs in observe mode
-// (middleware.Observe), leave WithVisibility out, or the caller loses the
-// tools the guard only notes. A middleware.Matcher is such a predicate too. visible must be fast, must
+// Hiding is enforcement: for a guard that runs in observe mode
+// (middleware.Observe), give middleware.Visibility(guard), which asks the
+// guard itself and so hides nothing while it is observed (the predicate of
+// the policy, ScopePolicy.Allows, always hides). A middleware.Matcher is
+// such a predicate too. visible must be fast, must
 // not change req, and is called for every tool of every list; one that
 // panics hides the tool (the panic is logged to the fallback logger). A nil
 // visible is a mistake: leave the option out for every tool visible.

@@ -33,6 +33,7 @@ func AddHooks(h *server.Hooks, m toolctx.Middleware, opts ...Option) {
 // addHooks adds the rejection hooks to h; a non-nil s limits them to calls
 // to s. With marks, a call's mark opens before the call and closes after.
 func (e *engine) addHooks(h *server.Hooks, s *server.MCPServer) {
+	addParseGuard(h, e.cfg, s) // parse.go
 	if e.marks != nil {
 		h.AddBeforeCallTool(func(ctx context.Context, _ any, _ *mcp.CallToolRequest) {
 			if forServer(ctx, s) {

@@ -78,8 +78,8 @@ func bind[T any](request mcp.CallToolRequest) (T, error) {
 		if errors.As(err, &te) && !feedback.FromCaller(err, rawArguments(&request)) {
 			return args, errs.InvalidArguments(errBind).WithCause(err)
 		}
-		if msg, ok := feedback.JSON(err); ok {
-			return args, errs.InvalidArguments("invalid arguments: " + msg).WithCause(err)
+		if problems, ok := feedback.JSONProblems(err, rawArguments(&request)); ok {
+			return args, errs.InvalidArguments(feedback.Message(problems)).WithDetail(feedback.Detail(problems)).WithCause(err)
 		}
 		return args, errs.InvalidArguments(errBind).WithCause(err)
 	}
