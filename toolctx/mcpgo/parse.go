@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
+	"strings"
+	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -48,7 +51,7 @@ var decoders = map[mcp.MCPMethod]func(json.RawMessage) error{
 	mcp.MethodPromptsList:            decodeAs[mcp.ListPromptsRequest],
 	mcp.MethodPromptsGet:             decodeAs[mcp.GetPromptRequest],
 	mcp.MethodToolsList:              decodeAs[mcp.ListToolsRequest],
-	mcp.MethodToolsCall:              decodeAs[mcp.CallToolRequest],
+	mcp.MethodToolsCall:              decodeToolsCall,
 	mcp.MethodTasksGet:               decodeAs[mcp.GetTaskRequest],
 	mcp.MethodTasksList:              decodeAs[mcp.ListTasksRequest],
 	mcp.MethodTasksResult:            decodeAs[mcp.TaskResultRequest],
@@ -59,6 +62,58 @@ var decoders = map[mcp.MCPMethod]func(json.RawMessage) error{
 func decodeAs[T any](message json.RawMessage) error {
 	var v T
 	return json.Unmarshal(message, &v)
+}
+
+// decodeToolsCall fails exactly when decoding message into an
+// mcp.CallToolRequest fails, without building the arguments: every call
+// passes here, and decoding them into mcp-go's map[string]any would double
+// the allocations of a call (TestDecodeToolsCallAgrees holds it to
+// decodeAs[mcp.CallToolRequest]). mcp-go v1.2.1's CallToolParams.UnmarshalJSON
+// decodes this same shape, then the arguments into an any, which (the JSON
+// being valid, as the first decode found) fails only on a number beyond
+// float64's range.
+func decodeToolsCall(message json.RawMessage) error {
+	var v struct {
+		Params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+			Meta      *mcp.Meta       `json:"_meta,omitempty"`
+			Task      *mcp.TaskParams `json:"task,omitempty"`
+			mcp.MultiRoundTripParams
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(message, &v); err != nil {
+		return err
+	}
+	return numbersInRange(v.Params.Arguments)
+}
+
+// errNumberRange is numbersInRange's answer; only its being non-nil matters.
+var errNumberRange = errors.New("a number beyond float64's range")
+
+// numbersInRange reports whether a number in the valid JSON b is beyond
+// float64's range, which encoding/json refuses to decode into an any.
+func numbersInRange(b []byte) error {
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case c == '-' || (c >= '0' && c <= '9'):
+			j := i
+			for j < len(b) && strings.IndexByte("+-.eE0123456789", b[j]) >= 0 {
+				j++
+			}
+			if _, err := strconv.ParseFloat(unsafe.String(&b[i], j-i), 64); err != nil {
+				return errNumberRange
+			}
+			i = j - 1
+		}
+	}
+	return nil
 }
 
 // addParseGuard adds to h the hook that answers a request mcp-go could not

@@ -1,0 +1,83 @@
+package mcpgo
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/assert"
+)
+
+// TestDecodeToolsCallAgrees holds the allocation-light tools/call check to
+// what mcp-go itself does: it fails exactly when decoding into an
+// mcp.CallToolRequest fails.
+func TestDecodeToolsCallAgrees(t *testing.T) {
+	frames := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"x":1}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"x":1e999999}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"s":"1e999999 \" 1e999999","n":-1e-999999}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":[1,2,{"a":[-1e400]}]}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":null}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":"text"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"str"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":1e999999}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","task":5}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","task":{"ttl":"x"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","inputResponses":5}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","requestState":5}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a\\"b":1e308,"c":"\\\\"}}}`,
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		frames = append(frames, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":%s}}`, randomJSON(r, 3)))
+	}
+	for _, f := range frames {
+		var want mcp.CallToolRequest
+		wantErr := json.Unmarshal([]byte(f), &want)
+		got := decodeToolsCall(json.RawMessage(f))
+		assert.Equal(t, wantErr != nil, got != nil, "frame %s: mcp-go's decode says %v, the check says %v", f, wantErr, got)
+	}
+}
+
+// randomJSON is a valid JSON value with numbers of every magnitude, some
+// beyond float64's range, and strings holding number-like text and escapes.
+func randomJSON(r *rand.Rand, depth int) string {
+	switch k := r.IntN(7); {
+	case depth == 0 || k == 0:
+		mant := r.IntN(100000) - 50000
+		switch r.IntN(4) {
+		case 0:
+			return fmt.Sprint(mant)
+		case 1:
+			return fmt.Sprintf("%d.%de%d", mant, r.IntN(1000), r.IntN(700)-350)
+		case 2:
+			return fmt.Sprintf("%dE+%d", mant, r.IntN(400))
+		default:
+			return strings.Repeat("9", 1+r.IntN(400))
+		}
+	case k == 1:
+		b, _ := json.Marshal(fmt.Sprintf(`%de999 "\ %d`, r.IntN(10), r.IntN(10)))
+		return string(b)
+	case k == 2:
+		return []string{"true", "false", "null"}[r.IntN(3)]
+	case k <= 4:
+		parts := make([]string, r.IntN(4))
+		for i := range parts {
+			parts[i] = randomJSON(r, depth-1)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	default:
+		parts := make([]string, r.IntN(4))
+		for i := range parts {
+			parts[i] = fmt.Sprintf(`"k%d\"":%s`, i, randomJSON(r, depth-1))
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+}
