@@ -92,12 +92,14 @@ func (n Normalizer) normalize(err error, ended bool) (pub Public, scrubbed bool)
 	return o.pub, o.scrubbed
 }
 
-// rules applies the rules of [Normalizer] to a non-nil err.
+// rules applies the rules of [Normalizer] to a non-nil err, which is
+// [errchain.Known] or walked inside [errchain.Within]: either way, its
+// walks need no bound of their own.
 func (n Normalizer) rules(err error, ended bool) (pub Public, scrubbed bool) {
-	if PanicOf(err) != nil {
+	if pe, _ := errchain.AsKnown[*PanicError](err); pe != nil {
 		return n.generic(), true
 	}
-	if e, ok := errchain.As[*Error](err); ok && e != nil {
+	if e, ok := errchain.AsKnown[*Error](err); ok && e != nil {
 		return e.Public(), false
 	}
 	if n.Map != nil {
@@ -107,9 +109,9 @@ func (n Normalizer) rules(err error, ended bool) (pub Public, scrubbed bool) {
 	}
 	if ended {
 		switch {
-		case errchain.Is(err, context.Canceled):
+		case errchain.IsKnown(err, context.Canceled):
 			return Public{Code: CodeCanceled, Message: CodeCanceled.DefaultMessage()}, false
-		case errchain.Is(err, context.DeadlineExceeded):
+		case errchain.IsKnown(err, context.DeadlineExceeded):
 			return Public{Code: CodeTimeout, Message: CodeTimeout.DefaultMessage()}, false
 		}
 	}

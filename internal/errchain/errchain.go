@@ -43,6 +43,14 @@ func As[E error](err error) (E, bool) {
 	if !Known(err) {
 		return asWithin[E](err)
 	}
+	return AsKnown[E](err)
+}
+
+// AsKnown is [As] for an err that [Known] reports true for, or for a walk
+// already bounded (inside [Within]'s f): it walks on the caller's goroutine
+// without asking Known again, so a caller that looks for several targets
+// in one chain pays for Known once.
+func AsKnown[E error](err error) (E, bool) {
 	budget := MaxNodes
 	return as[E](err, 0, &budget)
 }
@@ -86,6 +94,15 @@ func Is(err, target error) bool {
 	if !Known(err) {
 		return isWithin(err, target)
 	}
+	return IsKnown(err, target)
+}
+
+// IsKnown is [Is] for an err that [Known] reports true for, or for a walk
+// already bounded (see [AsKnown]).
+func IsKnown(err, target error) bool {
+	if err == nil || target == nil {
+		return err == target
+	}
 	budget := MaxNodes
 	return is(err, target, 0, &budget)
 }
@@ -118,24 +135,39 @@ func is(err, target error, depth int, budget *int) bool {
 }
 
 // unwrap returns what err wraps: one error, or a non-nil list. A panic in
-// the Unwrap method counts as nothing wrapped.
+// the Unwrap method counts as nothing wrapped. An error with no Unwrap
+// method (most of a chain's last links) costs no deferred recover.
 func unwrap(err error) (many []error, next error) {
-	defer func() {
-		if recover() != nil { // an Unwrap that panics wraps nothing (see the package doc)
-			many, next = nil, nil
-		}
-	}()
 	switch x := err.(type) {
 	case interface{ Unwrap() error }:
-		return nil, x.Unwrap()
+		return nil, unwrapOne(x)
 	case interface{ Unwrap() []error }:
-		many = x.Unwrap()
-		if many == nil {
-			many = []error{}
-		}
-		return many, nil
+		return unwrapMany(x), nil // nil when it panicked
 	}
 	return nil, nil
+}
+
+func unwrapOne(x interface{ Unwrap() error }) (next error) {
+	defer func() {
+		if recover() != nil { // an Unwrap that panics wraps nothing (see the package doc)
+			next = nil
+		}
+	}()
+	return x.Unwrap()
+}
+
+// unwrapMany is x.Unwrap(), a nil list made empty (the walk ends there),
+// or nil when the method panics (it wraps nothing).
+func unwrapMany(x interface{ Unwrap() []error }) (many []error) {
+	defer func() {
+		if recover() != nil {
+			many = nil
+		}
+	}()
+	if many = x.Unwrap(); many == nil {
+		many = []error{}
+	}
+	return many
 }
 
 func callAs[E error](x interface{ As(any) bool }) (e E, ok bool) {
@@ -161,7 +193,19 @@ func callIs(x interface{ Is(error) bool }, target error) (ok bool) {
 // equal is err == target, which panics when both hold the same
 // uncomparable dynamic type (a struct with a slice field, say): then they
 // are not equal.
-func equal(err, target error) (eq bool) {
+func equal(err, target error) bool {
+	t := reflect.TypeOf(err)
+	switch {
+	case t != reflect.TypeOf(target):
+		return false // == compares the dynamic types first
+	case t == nil || t.Kind() == reflect.Pointer:
+		return err == target // cannot panic: what most errors are
+	}
+	return equalSlow(err, target)
+}
+
+// equalSlow is equal for a dynamic type that == may panic on.
+func equalSlow(err, target error) (eq bool) {
 	defer func() {
 		// reflect's Comparable cannot tell in advance: a struct with an
 		// interface field panics only for some values.
