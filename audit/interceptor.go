@@ -125,7 +125,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			Notes:     info.Result.Notes(),
 		}
 		if info.Request != nil {
-			r.RequestBytes = len(info.Request.Arguments)
+			r.RequestBytes = info.Request.Arguments.Len()
 		}
 		r.ResponseBytes, r.ContentBlocks = responseSize(info.Result, &info.Outcome)
 		if info.Outcome.InputRequired {
@@ -150,7 +150,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			// row holds no reference to the call (Async bounds its size).
 			r.ClientMeta = info.Details.Meta()
 		}
-		if c.redact != nil && len(info.Request.Arguments) > 0 {
+		if c.redact != nil && r.RequestBytes > 0 {
 			r.Arguments = c.redacted(ctx, info.Request)
 		}
 		c.emit(ctx, e, &r)
@@ -163,7 +163,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 func (c *config) redacted(ctx context.Context, req *toolctx.Request) (args json.RawMessage) {
 	safecall.Reporter{Logger: c.fallback, Describe: errs.Describe}.Call(ctx,
 		"toolmw/audit: the redactor panicked; the row is written without arguments",
-		func() { args = c.redact(req.Tool, req.Arguments) },
+		func() { args = c.redact(req.Tool, req.Arguments.JSON()) },
 		func() []slog.Attr { return []slog.Attr{slog.String("call_id", req.CallID)} })
 	return args
 }
