@@ -176,9 +176,16 @@ func (c *config) emit(ctx context.Context, e Emitter, r *Record) {
 
 // emitSafely hands r to e; when e panics (or calls runtime.Goexit), the
 // row goes to l (nil: slog.Default()), cut to [DefaultLimits], with the
-// call id and the panic.
+// call id and the panic. An *Async gets r by pointer: the row is copied
+// once, into its queue, not first into Emit's argument.
 func emitSafely(ctx context.Context, l *slog.Logger, e Emitter, r *Record) {
-	safecall.Call(func() { e.Emit(ctx, *r) }, func(f safecall.Fault) {
+	safecall.Call(func() {
+		if a, ok := e.(*Async); ok {
+			a.emit(ctx, r)
+			return
+		}
+		e.Emit(ctx, *r)
+	}, func(f safecall.Fault) {
 		row := *r
 		DefaultLimits().Apply(&row)
 		safecall.Reporter{Logger: l, Describe: errs.Describe}.Report(ctx,
