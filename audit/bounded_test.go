@@ -75,7 +75,7 @@ func TestQueuedRowsHoldNoReferenceToTheCall(t *testing.T) {
 	for i := 0; i < calls; i++ {
 		req := &toolctx.Request{
 			Tool: "search", CallID: fmt.Sprintf("call-%d", i), Transport: toolctx.TransportStdio,
-			Arguments: append(json.RawMessage(nil), arg...), // a fresh 100 KB per call
+			Arguments: toolctx.RawArguments(append(json.RawMessage(nil), arg...)), // a fresh 100 KB per call
 			Meta:      map[string]any{"traceparent": "00-abc-01", "io.modelcontextprotocol/progressToken": 7},
 		}
 		h.CallTool(context.Background(), req)

@@ -125,7 +125,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			Notes:     info.Result.Notes(),
 		}
 		if info.Request != nil {
-			r.RequestBytes = len(info.Request.Arguments)
+			r.RequestBytes = info.Request.Arguments.Len()
 		}
 		r.ResponseBytes, r.ContentBlocks = responseSize(info.Result, &info.Outcome)
 		if info.Outcome.InputRequired {
@@ -150,7 +150,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			// row holds no reference to the call (Async bounds its size).
 			r.ClientMeta = info.Details.Meta()
 		}
-		if c.redact != nil && len(info.Request.Arguments) > 0 {
+		if c.redact != nil && r.RequestBytes > 0 {
 			r.Arguments = c.redacted(ctx, info.Request)
 		}
 		c.emit(ctx, e, &r)
@@ -163,7 +163,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 func (c *config) redacted(ctx context.Context, req *toolctx.Request) (args json.RawMessage) {
 	safecall.Reporter{Logger: c.fallback, Describe: errs.Describe}.Call(ctx,
 		"toolmw/audit: the redactor panicked; the row is written without arguments",
-		func() { args = c.redact(req.Tool, req.Arguments) },
+		func() { args = c.redact(req.Tool, req.Arguments.JSON()) },
 		func() []slog.Attr { return []slog.Attr{slog.String("call_id", req.CallID)} })
 	return args
 }
@@ -176,9 +176,16 @@ func (c *config) emit(ctx context.Context, e Emitter, r *Record) {
 
 // emitSafely hands r to e; when e panics (or calls runtime.Goexit), the
 // row goes to l (nil: slog.Default()), cut to [DefaultLimits], with the
-// call id and the panic.
+// call id and the panic. An *Async gets r by pointer: the row is copied
+// once, into its queue, not first into Emit's argument.
 func emitSafely(ctx context.Context, l *slog.Logger, e Emitter, r *Record) {
-	safecall.Call(func() { e.Emit(ctx, *r) }, func(f safecall.Fault) {
+	safecall.Call(func() {
+		if a, ok := e.(*Async); ok {
+			a.emit(ctx, r)
+			return
+		}
+		e.Emit(ctx, *r)
+	}, func(f safecall.Fault) {
 		row := *r
 		DefaultLimits().Apply(&row)
 		safecall.Reporter{Logger: l, Describe: errs.Describe}.Report(ctx,

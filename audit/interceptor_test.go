@@ -296,7 +296,7 @@ func newReq() *toolctx.Request {
 	return &toolctx.Request{
 		Tool: "lookup", CallID: adapter.NewCallID(), RequestID: "req-1", SessionID: "sess-1",
 		Transport: toolctx.TransportStreamableHTTP, Identity: &toolctx.Identity{Subject: "alice", Scopes: []string{"read"}},
-		Arguments: json.RawMessage(`{"password":"` + canary + `","q":"x"}`),
+		Arguments: toolctx.RawArguments(json.RawMessage(`{"password":"` + canary + `","q":"x"}`)),
 		Header:    map[string][]string{"Authorization": {"Bearer " + canary}},
 		Meta: map[string]any{
 			"io.modelcontextprotocol/progressToken": "p1",

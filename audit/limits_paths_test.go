@@ -26,7 +26,7 @@ func hugeCall(t *testing.T) (toolctx.Handler, *toolctx.Request) {
 	args, err := json.Marshal(map[string]string{"a": big})
 	require.NoError(t, err)
 	return h, &toolctx.Request{Tool: strings.Repeat("t", 5000), CallID: strings.Repeat("c", 5000),
-		Meta: map[string]any{"k": big}, Arguments: args}
+		Meta: map[string]any{"k": big}, Arguments: toolctx.RawArguments(args)}
 }
 
 // requireBounded checks r is within audit.DefaultLimits.

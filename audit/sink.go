@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"log/slog"
+	"sync"
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/internal/safecall"
@@ -62,9 +63,19 @@ func Direct(s Sink, opts DirectOptions) Emitter {
 	}
 	limits := DefaultLimits()
 	logger := opts.FallbackLogger
+	// The batch of one a row is written as: the sink takes a slice, whose
+	// array the call would otherwise allocate for every row (a Sink keeps
+	// nothing of a batch once WriteBatch returns).
+	batches := sync.Pool{New: func() any { return new([1]Record) }}
 	return EmitterFunc(func(ctx context.Context, r Record) {
 		limits.apply(&r)
-		err, panicked := writeOne(ctx, s, r)
+		batch := batches.Get().(*[1]Record)
+		batch[0] = r
+		err, panicked := writeOne(ctx, s, batch[:])
+		if !panicked { // a sink that panicked may hold on to it
+			batch[0] = Record{}
+			batches.Put(batch)
+		}
 		if err == nil {
 			return
 		}
@@ -80,12 +91,11 @@ func Direct(s Sink, opts DirectOptions) Emitter {
 	})
 }
 
-// writeOne writes r to s as a batch of one, turning a panic of the sink
-// into an error. (A sink that calls runtime.Goexit is not stopped; the
+// writeOne writes batch, a row's batch of one, to s, turning a panic of the
+// sink into an error. (A sink that calls runtime.Goexit is not stopped; the
 // interceptor logs the row it was writing.)
-func writeOne(ctx context.Context, s Sink, r Record) (err error, panicked bool) {
-	batch := [1]Record{r}
-	safecall.Call(func() { err = s.WriteBatch(context.WithoutCancel(ctx), batch[:]) }, func(f safecall.Fault) {
+func writeOne(ctx context.Context, s Sink, batch []Record) (err error, panicked bool) {
+	safecall.Call(func() { err = s.WriteBatch(context.WithoutCancel(ctx), batch) }, func(f safecall.Fault) {
 		if !f.Goexit {
 			err, panicked = errs.NewPanicError(f.Value), true
 		}

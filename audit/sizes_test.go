@@ -54,7 +54,7 @@ func TestRowSizes(t *testing.T) {
 				h, err := middleware.New(mws...).ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return c.res })
 				require.NoError(t, err)
 				args := json.RawMessage(`{"q":"` + strings.Repeat("x", 100) + `"}`)
-				out := h.CallTool(context.Background(), &toolctx.Request{Tool: "t", CallID: "c", Arguments: args})
+				out := h.CallTool(context.Background(), &toolctx.Request{Tool: "t", CallID: "c", Arguments: toolctx.RawArguments(args)})
 				assert.Equal(t, len(args), got.RequestBytes, "the raw arguments' length")
 				want := c.bytes
 				if want < 0 { // the generic message the caller is told

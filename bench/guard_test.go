@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -27,6 +28,22 @@ const (
 	// The full chain (audit into an async writer, Diagnostics, Normalize,
 	// Recover) on success, called directly.
 	guardChainAllocs = 0
+	// The core chain (After, Diagnostics, Normalize, Recover) on a failure:
+	// the handler's result and the normalized one the caller gets.
+	guardErrorAllocs = 2
+	// The full chain with each row written by a slog sink on the call
+	// (audit.Direct): the slog record's attributes past its inline five,
+	// and the sink's context. The row's batch of one is pooled (it was a
+	// 384-byte allocation per call until bac57cc).
+	guardSyncSlogAllocs = 2
+	// ... and their bytes: 176-178 per call (the slog attributes and the
+	// context); 560 with the batch on the heap. Under the race detector
+	// (whose sync.Pool drops what it is given at random, and whose
+	// instrumentation moves more to the heap) it reads 4 allocations and
+	// about 960 bytes: guardRaceSyncSlogBytes catches only gross growth
+	// there, the bound without it is the close one.
+	guardSyncSlogBytes     = 256
+	guardRaceSyncSlogBytes = 1440
 	// Allocations per tools/call that toolmw's adapter and chain add to
 	// the bare SDK, in process, one session.
 	guardSDKExtraAllocs = 15
@@ -88,6 +105,53 @@ func TestGuardChainAllocs(t *testing.T) {
 	got := testing.AllocsPerRun(2000, func() { resultSink = h.CallTool(ctx, chainReq) })
 	t.Logf("full chain: %.2f allocs per call (budget %d)", got, guardChainAllocs)
 	assert.LessOrEqual(t, got, guardChainAllocs+slack(), "the full chain allocates on success: budget %d per call", guardChainAllocs)
+}
+
+func TestGuardChainErrorAllocs(t *testing.T) {
+	ctx := context.Background()
+	var diag int
+	syncSlog := mustThen(t, middleware.New(fullChainSyncSlog()), okHandler)
+	for _, c := range []struct {
+		name   string
+		h      toolctx.Handler
+		budget int
+	}{
+		{"raw error", coreChain(t, rawHandler, &diag), guardErrorAllocs},
+		{"public error", coreChain(t, pubHandler, &diag), guardErrorAllocs},
+		{"full chain, rows by slog on the call", syncSlog, guardSyncSlogAllocs},
+	} {
+		for range 100 {
+			c.h.CallTool(ctx, chainReq) // warm up
+		}
+		got := testing.AllocsPerRun(2000, func() { resultSink = c.h.CallTool(ctx, chainReq) })
+		t.Logf("%s: %.2f allocs per call (budget %d)", c.name, got, c.budget)
+		assert.LessOrEqual(t, got, float64(c.budget)+slack(), "%s allocates %.2f per call: budget %d", c.name, got, c.budget)
+	}
+	bound := guardSyncSlogBytes
+	if raceEnabled {
+		bound = guardRaceSyncSlogBytes
+	}
+	got := bytesPerCall(2000, func() { resultSink = syncSlog.CallTool(ctx, chainReq) })
+	t.Logf("full chain, rows by slog on the call: %.0f bytes per call (bound %d)", got, bound)
+	assert.LessOrEqual(t, got, float64(bound), "the full chain with rows by slog on the call allocates %.0f bytes per call", got)
+}
+
+// bytesPerCall is the heap bytes allocated per call over n calls.
+func bytesPerCall(n int, call func()) float64 {
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	for range n {
+		call()
+	}
+	runtime.ReadMemStats(&m1)
+	return float64(m1.TotalAlloc-m0.TotalAlloc) / float64(n)
+}
+
+func mustThen(t *testing.T, c middleware.Chain, h toolctx.Handler) toolctx.Handler {
+	out, err := c.Then(h)
+	require.NoError(t, err)
+	return out
 }
 
 // guardPair is a bare and a toolmw server of one SDK, each behind a

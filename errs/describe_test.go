@@ -249,3 +249,32 @@ func BenchmarkDescribe(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNormalize is the rules alone, on the errors a chain's error
+// paths meet most: a raw one, a public one, one wrapped with %w; "call" is
+// NormalizeCall with the call's context live (what a chain's Normalize
+// does), "ended" Normalize (rule 4 applies, so two more walks).
+func BenchmarkNormalize(b *testing.B) {
+	live := context.Background()
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"raw", errors.New("dial tcp 10.0.0.5:5432: connection refused")},
+		{"public", errs.NotFound("no such record")},
+		{"wrapped-raw", fmt.Errorf("load invoice 42: %w", errors.New("connection refused"))},
+	} {
+		b.Run(c.name+"/call", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = errs.Normalizer{}.NormalizeCall(live, c.err)
+			}
+		})
+		b.Run(c.name+"/ended", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = errs.Normalize(c.err)
+			}
+		})
+	}
+}

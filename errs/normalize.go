@@ -95,7 +95,8 @@ func (n Normalizer) normalize(err error, ended bool) (pub Public, scrubbed bool,
 }
 
 // rules applies the rules of [Normalizer] to a non-nil err, as part of w's
-// walk (nil: on the caller's goroutine, for a known chain).
+// walk (nil: on the caller's goroutine, for a chain already found
+// [errchain.Known], so that its walks do not ask Known again).
 func (n Normalizer) rules(w *errchain.Walker, err error, ended bool) (pub Public, scrubbed bool) {
 	if pe, _ := errchain.AsIn[*PanicError](w, err); pe != nil {
 		return n.generic(), true

@@ -54,7 +54,7 @@ func runRow(t *testing.T, ctx context.Context, req *toolctx.Request, guard toolc
 
 func TestBehaviourInvalidArguments(t *testing.T) {
 	req := newReq("weather")
-	req.Arguments = json.RawMessage(`{"city":1}`)
+	req.Arguments = toolctx.RawArguments(json.RawMessage(`{"city":1}`))
 	r := runRow(t, context.Background(), req, nil, toolctx.Typed(func(context.Context, *toolctx.Request, struct {
 		City string `json:"city"`
 	}) (string, error) {

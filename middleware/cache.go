@@ -234,8 +234,8 @@ func newResultCache(cfg CacheConfig) *resultCache {
 // the arguments are not valid JSON.
 func (c *resultCache) key(req *toolctx.Request) (cacheKey, bool) {
 	var args any
-	if len(bytes.TrimSpace(req.Arguments)) > 0 {
-		d := json.NewDecoder(bytes.NewReader(req.Arguments))
+	if raw := req.Arguments.JSON(); len(bytes.TrimSpace(raw)) > 0 {
+		d := json.NewDecoder(bytes.NewReader(raw))
 		d.UseNumber() // 1.0 and 1 stay distinct, large integers exact
 		if d.Decode(&args) != nil || d.More() {
 			return cacheKey{}, false

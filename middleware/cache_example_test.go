@@ -13,7 +13,7 @@ func ExampleCache() {
 	runs := 0
 	forecast := func(_ context.Context, req *toolctx.Request) *toolctx.CallResult {
 		runs++
-		return toolctx.TextResult("sunny in " + string(req.Arguments))
+		return toolctx.TextResult("sunny in " + string(req.Arguments.JSON()))
 	}
 	// forecast is read-only and idempotent: its answer may be reused for a minute.
 	h, _ := middleware.New(
@@ -22,7 +22,7 @@ func ExampleCache() {
 
 	alice := &toolctx.Identity{Subject: "alice"}
 	for _, args := range []string{`{"city":"Oslo","days":2}`, `{"days":2, "city":"Oslo"}`} {
-		res := h.CallTool(context.Background(), &toolctx.Request{Tool: "forecast", Arguments: []byte(args), Identity: alice})
+		res := h.CallTool(context.Background(), &toolctx.Request{Tool: "forecast", Arguments: toolctx.RawArguments([]byte(args)), Identity: alice})
 		fmt.Println(res.Content[0].(*toolctx.Text).Text, res.Notes())
 	}
 	fmt.Println("runs:", runs)

@@ -29,7 +29,7 @@ func TestCacheConcurrent(t *testing.T) {
 			for i := 0; i < 50; i++ {
 				args := `{"k":` + strconv.Itoa((g+i)%16) + `}`
 				req := reqG("t")
-				req.Arguments = json.RawMessage(args)
+				req.Arguments = toolctx.RawArguments(json.RawMessage(args))
 				req.Identity = &toolctx.Identity{Subject: "s" + strconv.Itoa(g%2)}
 				res := h.CallTool(context.Background(), req)
 				text := res.Content[0].(*toolctx.Text).Text

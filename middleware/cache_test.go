@@ -21,7 +21,7 @@ import (
 func counting(calls *atomic.Int32) toolctx.Handler {
 	return toolctx.HandlerFunc(func(_ context.Context, req *toolctx.Request) *toolctx.CallResult {
 		n := calls.Add(1)
-		return toolctx.TextResult("run " + strconv.Itoa(int(n)) + " " + string(req.Arguments))
+		return toolctx.TextResult("run " + strconv.Itoa(int(n)) + " " + string(req.Arguments.JSON()))
 	})
 }
 
@@ -71,7 +71,7 @@ func TestCacheTTLBoundAndSharing(t *testing.T) {
 	h := thenG(t, middleware.New(middleware.Cache(middleware.CacheConfig{TTL: time.Hour, MaxEntries: 2})), counting(&calls))
 	call := func(args string, sub string) *toolctx.CallResult {
 		req := reqG("t")
-		req.Arguments = json.RawMessage(args)
+		req.Arguments = toolctx.RawArguments(json.RawMessage(args))
 		if sub != "" {
 			req.Identity = &toolctx.Identity{Subject: sub}
 		}
@@ -128,14 +128,14 @@ func TestCacheMaxItemBytes(t *testing.T) {
 	h := thenG(t, middleware.New(middleware.Cache(middleware.CacheConfig{TTL: time.Hour, MaxItemBytes: 12})),
 		toolctx.HandlerFunc(func(_ context.Context, req *toolctx.Request) *toolctx.CallResult {
 			calls.Add(1)
-			if string(req.Arguments) == `"big"` {
+			if string(req.Arguments.JSON()) == `"big"` {
 				return toolctx.StructuredResult("0123456789") // 12 bytes of text and 12 of structured content
 			}
 			return toolctx.TextResult("0123456789") // 12 bytes with its quotes
 		}))
 	for _, args := range []string{`"small"`, `"big"`} {
 		req := reqG("t")
-		req.Arguments = json.RawMessage(args)
+		req.Arguments = toolctx.RawArguments(json.RawMessage(args))
 		first := h.CallTool(context.Background(), req)
 		second := h.CallTool(context.Background(), req)
 		assert.False(t, first.Failed())

@@ -51,7 +51,7 @@ func BenchmarkRateLimitAdmittedParallel(b *testing.B) {
 }
 
 func BenchmarkMaxArgBytesAdmitted(b *testing.B) {
-	benchGuard(b, middleware.MaxArgBytes(1024), &toolctx.Request{Tool: "search", Arguments: []byte(`{"q":"x"}`)})
+	benchGuard(b, middleware.MaxArgBytes(1024), &toolctx.Request{Tool: "search", Arguments: toolctx.RawArguments([]byte(`{"q":"x"}`))})
 }
 
 func BenchmarkBulkheadAdmitted(b *testing.B) {

@@ -301,7 +301,7 @@ func TestDiagnosticsNotCalled(t *testing.T) {
 			}
 			h := mustThen(t, chain.Append(middleware.Recover), c.h)
 			req := newReq("t")
-			req.Arguments = json.RawMessage(`{"N":"x"}`)
+			req.Arguments = toolctx.RawArguments(json.RawMessage(`{"N":"x"}`))
 			res := h.CallTool(c.ctx, req)
 			require.NotNil(t, res, "%s: a result", c.name)
 			assert.Empty(t, rec.get(), "%s (normalize %v): Diagnostics not called", c.name, withNormalize)

@@ -60,7 +60,7 @@ func observeCases() []observeCase {
 			req: &toolctx.Request{Tool: "t"}, result: text("ok"), enforced: code(errs.CodeUnavailable)},
 		{name: "max_arg_bytes",
 			guard: func() toolctx.Middleware { return middleware.MaxArgBytes(8) },
-			req:   &toolctx.Request{Tool: "t", Arguments: []byte(`{"a":"0123456789"}`)}, result: text("ok"),
+			req:   &toolctx.Request{Tool: "t", Arguments: toolctx.RawArguments([]byte(`{"a":"0123456789"}`))}, result: text("ok"),
 			enforced: code(errs.CodeInvalidArguments)},
 		{name: "require_scopes",
 			guard: func() toolctx.Middleware {
@@ -173,7 +173,7 @@ func TestObserveAdmittedCallsAreNotNoted(t *testing.T) {
 				c.result = func() *toolctx.CallResult { return toolctx.TextResult("small and clean") }
 			}
 			if c.name == "max_arg_bytes" {
-				c.req = &toolctx.Request{Tool: "t", Arguments: []byte(`{}`)}
+				c.req = &toolctx.Request{Tool: "t", Arguments: toolctx.RawArguments([]byte(`{}`))}
 			}
 			if c.name == "require_scopes" {
 				c.req = &toolctx.Request{Tool: "t", Identity: &toolctx.Identity{Subject: "u", Scopes: []string{"admin"}}}
@@ -218,7 +218,7 @@ func TestObserveBulkheadNeverWaits(t *testing.T) {
 			defer inFlight.Add(-1)
 			for m := maxInFlight.Load(); n > m && !maxInFlight.CompareAndSwap(m, n); m = maxInFlight.Load() {
 			}
-			if string(req.Arguments) == "hold" {
+			if string(req.Arguments.JSON()) == "hold" {
 				close(held)
 				<-release
 			}
@@ -226,7 +226,7 @@ func TestObserveBulkheadNeverWaits(t *testing.T) {
 		}))
 		first := make(chan *toolctx.CallResult)
 		go func() {
-			first <- h.CallTool(context.Background(), &toolctx.Request{Tool: "t", Arguments: []byte("hold")})
+			first <- h.CallTool(context.Background(), &toolctx.Request{Tool: "t", Arguments: toolctx.RawArguments([]byte("hold"))})
 		}()
 		<-held
 		for range 3 {
@@ -291,7 +291,7 @@ func TestObserveNoteInTheAuditRow(t *testing.T) {
 	)
 	h, err := chain.ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.TextResult("ok") })
 	require.NoError(t, err)
-	res := h.CallTool(context.Background(), &toolctx.Request{Tool: "t", CallID: "c", Arguments: []byte(`{"a":1}`)})
+	res := h.CallTool(context.Background(), &toolctx.Request{Tool: "t", CallID: "c", Arguments: toolctx.RawArguments([]byte(`{"a":1}`))})
 	assert.Nil(t, res.Error)
 	require.Len(t, rows, 1)
 	assert.Equal(t, audit.OutcomeOK, rows[0].Outcome)

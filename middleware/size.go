@@ -29,9 +29,9 @@ func MaxArgBytes(n int) toolctx.Middleware {
 	}
 	return func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-			if len(req.Arguments) > n {
+			if size := req.Arguments.Len(); size > n {
 				return reject(ctx, guardMaxArgBytes, toolctx.ErrorResult(errs.InvalidArguments("the arguments are larger than the server allows").
-					WithDetail(map[string]any{"max_bytes": n, "got_bytes": len(req.Arguments)})), next, req)
+					WithDetail(map[string]any{"max_bytes": n, "got_bytes": size})), next, req)
 			}
 			return next.CallTool(ctx, req)
 		})

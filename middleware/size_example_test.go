@@ -13,7 +13,7 @@ import (
 func ExampleMaxArgBytes() {
 	h, _ := middleware.New(middleware.Normalize(errs.Normalizer{}), middleware.MaxArgBytes(32)).
 		ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.TextResult("ok") })
-	res := h.CallTool(context.Background(), &toolctx.Request{Tool: "search", Arguments: []byte(`{"q":"` + strings.Repeat("x", 40) + `"}`)})
+	res := h.CallTool(context.Background(), &toolctx.Request{Tool: "search", Arguments: toolctx.RawArguments([]byte(`{"q":"` + strings.Repeat("x", 40) + `"}`))})
 	fmt.Println(res.Error.Code, res.Error.Message, res.Error.Detail)
 	// Output:
 	// invalid_arguments the arguments are larger than the server allows map[got_bytes:48 max_bytes:32]

@@ -23,10 +23,10 @@ func ExampleTyped() {
 		return Out{Forecast: "sunny in " + in.City}, nil
 	})
 
-	ok := h.CallTool(context.Background(), &toolctx.Request{Tool: "weather", Arguments: json.RawMessage(`{"city":"Paris"}`)})
+	ok := h.CallTool(context.Background(), &toolctx.Request{Tool: "weather", Arguments: toolctx.RawArguments(json.RawMessage(`{"city":"Paris"}`))})
 	fmt.Println(ok.IsError, ok.Content[0].(*toolctx.Text).Text)
 
-	bad := h.CallTool(context.Background(), &toolctx.Request{Tool: "weather", Arguments: json.RawMessage(`{"city":42}`)})
+	bad := h.CallTool(context.Background(), &toolctx.Request{Tool: "weather", Arguments: toolctx.RawArguments(json.RawMessage(`{"city":42}`))})
 	bad = toolctx.Normalized(context.Background(), bad, errs.Normalizer{})
 	fmt.Println(bad.IsError, bad.Error.Code, "|", bad.Error.Message)
 	// Output:

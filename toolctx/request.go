@@ -26,8 +26,10 @@ const (
 type Request struct {
 	// Tool is the name of the tool called.
 	Tool string
-	// Arguments is the raw JSON of the call's arguments (may be empty).
-	Arguments json.RawMessage
+	// Arguments are the call's arguments: their JSON is
+	// Arguments.JSON(), made only when first read where the SDK handed
+	// them over decoded (see [Arguments]).
+	Arguments Arguments
 	// CallID identifies the call and is always set: the JSON-RPC id where a
 	// transport exposes it, otherwise a generated correlation id (see
 	// adapter.NewCallID in package toolctx/adapter).

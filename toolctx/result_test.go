@@ -237,7 +237,7 @@ func TestContextHelpers(t *testing.T) {
 func TestDetailsReadOnly(t *testing.T) {
 	req := &toolctx.Request{
 		Tool: "search", CallID: "c1", RequestID: "r1", SessionID: "s1", Transport: toolctx.TransportStdio,
-		Arguments: json.RawMessage(`{"password":"` + canary + `"}`),
+		Arguments: toolctx.RawArguments(json.RawMessage(`{"password":"` + canary + `"}`)),
 		Header:    map[string][]string{"Authorization": {"Bearer " + canary}},
 		Meta:      map[string]any{"progressToken": "p", "nested": map[string]any{"k": []any{"v", map[string]any{"deep": 1}}}},
 		Identity:  &toolctx.Identity{Subject: "alice", Scopes: []string{"read", "write"}},
@@ -317,7 +317,7 @@ func TestTyped(t *testing.T) {
 		return Out{Forecast: in.City + " sunny"}, nil
 	})
 	call := func(args string) *toolctx.CallResult {
-		return h.CallTool(context.Background(), &toolctx.Request{Tool: "weather", Arguments: json.RawMessage(args)})
+		return h.CallTool(context.Background(), &toolctx.Request{Tool: "weather", Arguments: toolctx.RawArguments(json.RawMessage(args))})
 	}
 
 	r := call(`{"city":"Paris","days":2,"inner":{"flag":true}}`)

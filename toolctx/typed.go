@@ -32,7 +32,7 @@ func Typed[In, Out any](fn TypedFunc[In, Out]) Handler {
 	}
 	return HandlerFunc(func(ctx context.Context, req *Request) *CallResult {
 		var in In
-		if err := DecodeArguments(req.Arguments, &in); err != nil {
+		if err := DecodeArguments(req.Arguments.JSON(), &in); err != nil {
 			return ErrorResult(err)
 		}
 		out, err := fn(ctx, req, in)

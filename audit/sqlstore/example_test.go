@@ -41,13 +41,13 @@ func Example() {
 		middleware.Recover,
 	)
 	lookup, _ := chain.ThenFunc(func(_ context.Context, req *toolctx.Request) *toolctx.CallResult {
-		if string(req.Arguments) == `{"id":"404"}` {
+		if string(req.Arguments.JSON()) == `{"id":"404"}` {
 			return toolctx.ErrorResult(errs.NotFound("no such invoice"))
 		}
 		return toolctx.ErrorResult(errors.New("open /srv/invoices/2026.csv: permission denied"))
 	})
 	for _, args := range []string{`{"id":"404"}`, `{"id":"7"}`} {
-		res := lookup.CallTool(ctx, &toolctx.Request{Tool: "lookup", CallID: adapter.NewCallID(), Arguments: []byte(args)})
+		res := lookup.CallTool(ctx, &toolctx.Request{Tool: "lookup", CallID: adapter.NewCallID(), Arguments: toolctx.RawArguments([]byte(args))})
 		fmt.Println("client:", res.Error.Message)
 	}
 	if err := w.Close(ctx); err != nil { // flush before reading

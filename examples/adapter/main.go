@@ -193,7 +193,7 @@ type callParams struct {
 // the kit run the chain, and answer with what the codec encoded.
 func (s *server) viaKit(ctx context.Context, p callParams) reply {
 	c := &adapter.Call[reply]{}
-	c.Request = toolctx.Request{Tool: p.Name, Arguments: p.Arguments, CallID: adapter.NewCallID(), Transport: s.cfg.Transport, Meta: p.Meta}
+	c.Request = toolctx.Request{Tool: p.Name, Arguments: toolctx.RawArguments(p.Arguments), CallID: adapter.NewCallID(), Transport: s.cfg.Transport, Meta: p.Meta}
 	return c.Serve(ctx, s.cfg, s.chain, codec{s.cfg}, &sender{s: s, token: p.Meta["progressToken"]})
 }
 

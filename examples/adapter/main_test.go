@@ -68,7 +68,7 @@ func (s *server) bare(ctx context.Context, p callParams) (rp reply) {
 			rp = result(map[string]any{"isError": true, "content": []any{map[string]any{"type": "text", "text": fmt.Sprint(v)}}})
 		}
 	}()
-	res := s.dispatch(ctx, &toolctx.Request{Tool: p.Name, Arguments: p.Arguments})
+	res := s.dispatch(ctx, &toolctx.Request{Tool: p.Name, Arguments: toolctx.RawArguments(p.Arguments)})
 	if cause := res.Cause(); cause != nil {
 		return result(map[string]any{"isError": true, "content": []any{map[string]any{"type": "text", "text": cause.Error()}}})
 	}

@@ -37,7 +37,12 @@ func (f funcRunner) Run() { f() }
 //
 // What Do itself needs between the caller and the coroutine (r, the
 // outcome, and the function iter.Pull runs) lives in a pooled state, so
-// that a call allocates only what iter.Pull does. The coroutine itself
+// that a call allocates only what iter.Pull does: 6 allocations, 192 B
+// (go test -bench 'Do$' -memprofile, Go 1.26: its state, the coroutine
+// and its function, next, stop and yield), the floor of a coroutine per
+// call. iter.Pull is the only way to make one: the linker lets no package
+// but iter reach runtime.newcoro and runtime.coroswitch
+// (cmd/link/internal/loader's blockedLinknames). The coroutine itself
 // cannot be pooled: the runtime ends the process ("coro: OS thread locking
 // must match locking at coroutine creation", runtime/coro.go) when a
 // goroutine locked to its thread resumes a coroutine another goroutine

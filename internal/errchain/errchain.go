@@ -43,6 +43,13 @@ func As[E error](err error) (E, bool) {
 	if !Known(err) {
 		return asWithin[E](err)
 	}
+	return AsKnown[E](err)
+}
+
+// AsKnown is [As] for an err that [Known] reports true for: it walks on the
+// caller's goroutine without asking Known again, so a caller that looks for
+// several targets in one chain pays for Known once.
+func AsKnown[E error](err error) (E, bool) {
 	w := Walker{budget: MaxNodes}
 	return as[E](err, 0, &w)
 }
@@ -72,19 +79,20 @@ func (w *Walker) Enter(method string, err error) {
 }
 
 // AsIn is [As] as part of w's walk ([Tracked]), counted against its budget
-// and tracked; a nil w is As.
+// and tracked; a nil w is [AsKnown]: err is a chain found [Known].
 func AsIn[E error](w *Walker, err error) (E, bool) {
 	if w == nil {
-		return As[E](err)
+		return AsKnown[E](err)
 	}
 	w.budget = MaxNodes
 	return as[E](err, 0, w)
 }
 
-// IsIn is [Is] as part of w's walk ([Tracked]); a nil w is Is.
+// IsIn is [Is] as part of w's walk ([Tracked]); a nil w is [IsKnown]: err
+// is a chain found [Known].
 func IsIn(w *Walker, err, target error) bool {
 	if w == nil {
-		return Is(err, target)
+		return IsKnown(err, target)
 	}
 	if err == nil || target == nil {
 		return err == target
@@ -134,6 +142,14 @@ func Is(err, target error) bool {
 	if !Known(err) {
 		return isWithin(err, target)
 	}
+	return IsKnown(err, target)
+}
+
+// IsKnown is [Is] for an err that [Known] reports true for (see [AsKnown]).
+func IsKnown(err, target error) bool {
+	if err == nil || target == nil {
+		return err == target
+	}
 	w := Walker{budget: MaxNodes}
 	return is(err, target, 0, &w)
 }
@@ -170,24 +186,39 @@ func is(err, target error, depth int, w *Walker) bool {
 }
 
 // unwrap returns what err wraps: one error, or a non-nil list. A panic in
-// the Unwrap method counts as nothing wrapped.
+// the Unwrap method counts as nothing wrapped. An error with no Unwrap
+// method (most of a chain's last links) costs no deferred recover.
 func unwrap(err error) (many []error, next error) {
-	defer func() {
-		if recover() != nil { // an Unwrap that panics wraps nothing (see the package doc)
-			many, next = nil, nil
-		}
-	}()
 	switch x := err.(type) {
 	case interface{ Unwrap() error }:
-		return nil, x.Unwrap()
+		return nil, unwrapOne(x)
 	case interface{ Unwrap() []error }:
-		many = x.Unwrap()
-		if many == nil {
-			many = []error{}
-		}
-		return many, nil
+		return unwrapMany(x), nil // nil when it panicked
 	}
 	return nil, nil
+}
+
+func unwrapOne(x interface{ Unwrap() error }) (next error) {
+	defer func() {
+		if recover() != nil { // an Unwrap that panics wraps nothing (see the package doc)
+			next = nil
+		}
+	}()
+	return x.Unwrap()
+}
+
+// unwrapMany is x.Unwrap(), a nil list made empty (the walk ends there),
+// or nil when the method panics (it wraps nothing).
+func unwrapMany(x interface{ Unwrap() []error }) (many []error) {
+	defer func() {
+		if recover() != nil {
+			many = nil
+		}
+	}()
+	if many = x.Unwrap(); many == nil {
+		many = []error{}
+	}
+	return many
 }
 
 func callAs[E error](x interface{ As(any) bool }) (e E, ok bool) {
@@ -215,7 +246,19 @@ func callIs(x interface{ Is(error) bool }, target error) (ok bool) {
 // equal is err == target, which panics when both hold the same
 // uncomparable dynamic type (a struct with a slice field, say): then they
 // are not equal.
-func equal(err, target error) (eq bool) {
+func equal(err, target error) bool {
+	t := reflect.TypeOf(err)
+	switch {
+	case t != reflect.TypeOf(target):
+		return false // == compares the dynamic types first
+	case t == nil || t.Kind() == reflect.Pointer:
+		return err == target // cannot panic: what most errors are
+	}
+	return equalSlow(err, target)
+}
+
+// equalSlow is equal for a dynamic type that == may panic on.
+func equalSlow(err, target error) (eq bool) {
 	defer func() {
 		// reflect's Comparable cannot tell in advance: a struct with an
 		// interface field panics only for some values.

@@ -46,7 +46,7 @@ func TestWouldRejectCounter(t *testing.T) {
 	require.NoError(t, err)
 
 	call := func(tool, args string) {
-		res := h.CallTool(context.Background(), &toolctx.Request{Tool: tool, Arguments: []byte(args), Transport: toolctx.TransportStdio})
+		res := h.CallTool(context.Background(), &toolctx.Request{Tool: tool, Arguments: toolctx.RawArguments([]byte(args)), Transport: toolctx.TransportStdio})
 		require.False(t, res.Failed(), "observe mode never rejects")
 	}
 	call("a", `{}`)        // admitted by both
@@ -86,7 +86,7 @@ func TestCacheLookupsCounter(t *testing.T) {
 		{"forecast", `{"city":"Rome"}`}, // miss
 		{"other", `{}`},                 // not looked up
 	} {
-		res := h.CallTool(context.Background(), &toolctx.Request{Tool: c.tool, Arguments: []byte(c.args), Identity: alice, Transport: toolctx.TransportStdio})
+		res := h.CallTool(context.Background(), &toolctx.Request{Tool: c.tool, Arguments: toolctx.RawArguments([]byte(c.args)), Identity: alice, Transport: toolctx.TransportStdio})
 		require.False(t, res.Failed(), "%s %s", c.tool, c.args)
 	}
 

@@ -255,8 +255,8 @@ func (in *interceptor) setCallAttributes(ctx context.Context, span trace.Span, s
 			}
 		}
 	}
-	if in.cfg.args != nil && len(req.Arguments) > 0 {
-		if red := in.redact(ctx, req, argsRedactorFault, func() json.RawMessage { return in.cfg.args(req.Tool, req.Arguments) }); red != nil {
+	if in.cfg.args != nil && req.Arguments.Len() > 0 {
+		if red := in.redact(ctx, req, argsRedactorFault, func() json.RawMessage { return in.cfg.args(req.Tool, req.Arguments.JSON()) }); red != nil {
 			sa.add(f, keyToolCallArguments.String(string(red)))
 		}
 	}

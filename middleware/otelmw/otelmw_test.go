@@ -205,7 +205,7 @@ func TestCanaryNeverInSpansByDefault(t *testing.T) {
 				for i, sh := range failing(r, canary) {
 					tel := newTelemetry(t)
 					h := direct(t, tel, sh.h, opts...)
-					res := h.CallTool(context.Background(), &toolctx.Request{Tool: "t", CallID: "c", Arguments: json.RawMessage(`{"password":"` + canary + `"}`)})
+					res := h.CallTool(context.Background(), &toolctx.Request{Tool: "t", CallID: "c", Arguments: toolctx.RawArguments(json.RawMessage(`{"password":"` + canary + `"}`))})
 					require.True(t, res.IsError, "shape %d fails", i)
 					span := tel.waitSpans(t, 1)[0]
 					msg := fmt.Sprintf("%s shape %d", mode, i)
@@ -241,7 +241,7 @@ func TestArgumentsAndResultOnlyWithRedactor(t *testing.T) {
 	ok := toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
 		return toolctx.TextResult("secret result")
 	})
-	req := &toolctx.Request{Tool: "t", Arguments: json.RawMessage(`{"q":"x","password":"p"}`)}
+	req := &toolctx.Request{Tool: "t", Arguments: toolctx.RawArguments(json.RawMessage(`{"q":"x","password":"p"}`))}
 	direct(t, tel, ok).CallTool(context.Background(), req)
 	direct(t, tel, ok,
 		otelmw.WithArguments(func(tool string, args json.RawMessage) json.RawMessage { return json.RawMessage(`{"q":"x"}`) }),
@@ -387,7 +387,7 @@ func TestPanickingRedactorsRecordNothing(t *testing.T) {
 	)
 	var res *toolctx.CallResult
 	require.NotPanics(t, func() {
-		res = h.CallTool(context.Background(), &toolctx.Request{Tool: "t", CallID: "c-9", Arguments: json.RawMessage(`{"q":1}`)})
+		res = h.CallTool(context.Background(), &toolctx.Request{Tool: "t", CallID: "c-9", Arguments: toolctx.RawArguments(json.RawMessage(`{"q":1}`))})
 	})
 	assert.False(t, res.Failed(), "the call is unchanged")
 	a := attrs(tel.waitSpans(t, 1)[0].Attributes())
@@ -412,7 +412,7 @@ func TestOneRedactorForSpanAndRow(t *testing.T) {
 	h, err := middleware.New(otel, audit.Interceptor(&r, audit.WithArguments(redact)), middleware.Recover).
 		Then(toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.TextResult("ok") }))
 	require.NoError(t, err)
-	h.CallTool(context.Background(), &toolctx.Request{Tool: "t", Arguments: json.RawMessage(`{"q":"kept","password":"p"}`)})
+	h.CallTool(context.Background(), &toolctx.Request{Tool: "t", Arguments: toolctx.RawArguments(json.RawMessage(`{"q":"kept","password":"p"}`))})
 	a := attrs(tel.waitSpans(t, 1)[0].Attributes())
 	assert.Equal(t, `{"q":"kept"}`, a["gen_ai.tool.call.arguments"], "the span's arguments")
 	got := r.all()

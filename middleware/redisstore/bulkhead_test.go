@@ -33,7 +33,7 @@ func TestBulkheadAcrossReplicas(t *testing.T) {
 		}
 		ran.Add(1)
 		time.Sleep(2 * time.Millisecond) // hold the slot while others ask
-		switch string(req.Arguments) {
+		switch string(req.Arguments.JSON()) {
 		case "panic":
 			panic("a tool's bug")
 		case "cancel":
@@ -54,7 +54,7 @@ func TestBulkheadAcrossReplicas(t *testing.T) {
 		wg.Go(func() {
 			for i := 0; i < 5; i++ {
 				req := request("alice")
-				req.Arguments = []byte(kinds[(g+i)%3])
+				req.Arguments = toolctx.RawArguments([]byte(kinds[(g+i)%3]))
 				res := replicas[g%3].CallTool(context.Background(), req)
 				if kinds[(g+i)%3] == "" {
 					assert.False(t, res.Failed(), "a call that waits gets a slot in the end")

@@ -26,7 +26,7 @@ func TestCacheAcrossReplicas(t *testing.T) {
 	size := 1.5
 	tool := toolctx.HandlerFunc(func(_ context.Context, req *toolctx.Request) *toolctx.CallResult {
 		n := runs.Add(1)
-		switch string(req.Arguments) {
+		switch string(req.Arguments.JSON()) {
 		case `{"kind":"fail"}`:
 			return toolctx.ErrorResult(context.DeadlineExceeded)
 		case `{"kind":"ask"}`:
@@ -53,7 +53,7 @@ func TestCacheAcrossReplicas(t *testing.T) {
 	ctx := context.Background()
 	call := func(replica int, subject, args string) *toolctx.CallResult {
 		req := request(subject)
-		req.Arguments = []byte(args)
+		req.Arguments = toolctx.RawArguments([]byte(args))
 		return replicas[replica].CallTool(ctx, req)
 	}
 	first := call(0, "alice", `{"q":"x"}`)
@@ -77,7 +77,7 @@ func TestCacheAcrossReplicas(t *testing.T) {
 	}
 	assert.Equal(t, int32(8), runs.Load())
 	later := request("alice")
-	later.Arguments = []byte(`{"q":"x"}`)
+	later.Arguments = toolctx.RawArguments([]byte(`{"q":"x"}`))
 	later.RequestState = "s1"
 	replicas[1].CallTool(ctx, later)
 	assert.Equal(t, int32(9), runs.Load(), "a later round of a multi-round-trip call is never answered from the store")

@@ -188,13 +188,13 @@ func (e *engine) terminal(ctx context.Context, req *toolctx.Request) *toolctx.Ca
 		return c.reject
 	}
 	mreq := c.mreq
-	if req != &c.Request && req != nil && !bytes.Equal(req.Arguments, c.Request.Arguments) {
+	if req != &c.Request && req != nil && !bytes.Equal(req.Arguments.JSON(), c.Request.Arguments.JSON()) {
 		var args any
-		if err := json.Unmarshal(req.Arguments, &args); err != nil {
+		if err := json.Unmarshal(req.Arguments.JSON(), &args); err != nil {
 			return toolctx.ErrorResult(err)
 		}
 		mreq.Params.Arguments = args
-		mreq.Params.RawArguments = req.Arguments
+		mreq.Params.RawArguments = req.Arguments.JSON()
 	}
 	if req != &c.Request && req != nil && req.RequestState != c.Request.RequestState {
 		mreq.Params.RequestState = req.RequestState
@@ -230,7 +230,7 @@ func (e *engine) terminal(ctx context.Context, req *toolctx.Request) *toolctx.Ca
 
 func fillRequest(req *toolctx.Request, ctx context.Context, r *mcp.CallToolRequest, transport toolctx.Transport) {
 	req.Tool = r.Params.Name
-	req.Arguments = rawArguments(r)
+	req.Arguments = arguments(r)
 	req.CallID = adapter.NewCallID()
 	req.RequestID = toolctx.RequestIDFrom(ctx)
 	req.Identity = toolctx.IdentityFrom(ctx)
@@ -251,6 +251,21 @@ func fillRequest(req *toolctx.Request, ctx context.Context, r *mcp.CallToolReque
 	req.InputResponses, req.RequestState = adapter.RawValues(r.Params.InputResponses), r.Params.RequestState
 }
 
+// arguments are r's arguments for the chain: the JSON mcp-go kept, or the
+// value its in-process client handed over, encoded only if the chain reads
+// it.
+func arguments(r *mcp.CallToolRequest) toolctx.Arguments {
+	if len(r.Params.RawArguments) > 0 {
+		return toolctx.RawArguments(r.Params.RawArguments)
+	}
+	if a, ok := r.Params.Arguments.(json.RawMessage); ok {
+		return toolctx.RawArguments(a)
+	}
+	return toolctx.DecodedArguments(r.Params.Arguments)
+}
+
+// rawArguments is the JSON of r's arguments, encoded now where mcp-go has
+// only their value.
 func rawArguments(r *mcp.CallToolRequest) json.RawMessage {
 	if len(r.Params.RawArguments) > 0 {
 		return r.Params.RawArguments

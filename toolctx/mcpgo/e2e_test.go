@@ -408,7 +408,7 @@ func TestAddToolWithoutAdapter(t *testing.T) {
 				Kind   int    `json:"kind"`
 				Canary string `json:"canary"`
 			}
-			_ = json.Unmarshal(req.Arguments, &in)
+			_ = json.Unmarshal(req.Arguments.JSON(), &in)
 			return toolctx.ErrorResult(failure(in.Kind, in.Canary))
 		})))
 	w := inProcessWire(t, s)

@@ -174,7 +174,7 @@ func newServerWith(t testing.TB, opts ...server.ServerOption) *server.MCPServer 
 				Kind   int    `json:"kind"`
 				Canary string `json:"canary"`
 			}
-			if err := json.Unmarshal(req.Arguments, &in); err != nil {
+			if err := json.Unmarshal(req.Arguments.JSON(), &in); err != nil {
 				return toolctx.ErrorResult(err)
 			}
 			return toolctx.ErrorResult(failure(in.Kind, in.Canary))

@@ -350,7 +350,7 @@ func randomServer(t testing.TB, rec *recorder, validate bool) *server.MCPServer 
 				return next.CallTool(ctx, req)
 			}
 			var p plan
-			_ = json.Unmarshal(req.Arguments, &p)
+			_ = json.Unmarshal(req.Arguments.JSON(), &p)
 			return p.tm()
 		})
 	}
@@ -371,7 +371,7 @@ func randomServer(t testing.TB, rec *recorder, validate bool) *server.MCPServer 
 	})
 	require.NoError(t, mcpgo.AddTool(s, mcp.NewTool("r_tm"), toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 		var p plan
-		_ = json.Unmarshal(req.Arguments, &p)
+		_ = json.Unmarshal(req.Arguments.JSON(), &p)
 		return p.tm()
 	})))
 	s.AddTool(mcp.NewTool("r_structured"), mcp.NewStructuredToolHandler(func(ctx context.Context, req mcp.CallToolRequest, p plan) (any, error) {
@@ -516,7 +516,7 @@ func TestPanickingErrorMethods(t *testing.T) {
 				s := server.NewMCPServer("methods", "1.0.0", v.opts(rec)...)
 				require.NoError(t, mcpgo.AddTool(s, mcp.NewTool("tm", hostileInput), toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 					var a hostileArgs
-					_ = json.Unmarshal(req.Arguments, &a)
+					_ = json.Unmarshal(req.Arguments.JSON(), &a)
 					method, how, _ := strings.Cut(a.Shape, "/")
 					err := errorPanics{msg: a.Canary, method: method}
 					if how == "panic" {

@@ -272,7 +272,7 @@ func hostileInterceptor(next toolctx.Handler) toolctx.Handler {
 			return next.CallTool(ctx, req)
 		}
 		var a hostileArgs
-		_ = json.Unmarshal(req.Arguments, &a)
+		_ = json.Unmarshal(req.Arguments.JSON(), &a)
 		sh := shapeByName(a.Shape)
 		if sh.goexit {
 			runtime.Goexit()
@@ -316,7 +316,7 @@ func hostileServer(t testing.TB, rec *recorder, validate bool) *server.MCPServer
 	}
 	tm := toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 		var a hostileArgs
-		if err := json.Unmarshal(req.Arguments, &a); err != nil {
+		if err := json.Unmarshal(req.Arguments.JSON(), &a); err != nil {
 			return toolctx.ErrorResult(err)
 		}
 		return shapeByName(a.Shape).tm(a.Canary)

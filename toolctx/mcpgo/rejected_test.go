@@ -140,7 +140,7 @@ func TestRejectedBeforeMiddleware(t *testing.T) {
 					assert.NotEmpty(t, reqs[0].CallID)
 					if tc.args != nil {
 						wantArgs, _ := json.Marshal(tc.args)
-						assert.JSONEq(t, string(wantArgs), string(reqs[0].Arguments))
+						assert.JSONEq(t, string(wantArgs), string(reqs[0].Arguments.JSON()))
 					}
 					if tname == "in-process" {
 						assert.Equal(t, toolctx.TransportInMemory, reqs[0].Transport)

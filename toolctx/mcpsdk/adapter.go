@@ -222,10 +222,10 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) *toolctx.C
 		return toolctx.ErrorResult(unknownTool(c.Request.Tool))
 	}
 	sreq := c.sdk
-	if req != &c.Request && (!bytes.Equal(req.Arguments, c.Request.Arguments) || req.RequestState != c.Request.RequestState) {
+	if req != &c.Request && (!bytes.Equal(req.Arguments.JSON(), c.Request.Arguments.JSON()) || req.RequestState != c.Request.RequestState) {
 		// An interceptor changed the arguments or the request state.
 		p := *sreq.Params
-		p.Arguments = req.Arguments
+		p.Arguments = req.Arguments.JSON()
 		p.RequestState = req.RequestState
 		r := *sreq
 		r.Params = &p
@@ -310,7 +310,7 @@ func (inv *invocation) convert(ctx context.Context, t terminal, sreq *mcp.CallTo
 func fill(cfg *adapter.Config, ctx context.Context, r *toolctx.Request, sreq *mcp.CallToolRequest) context.Context {
 	p := sreq.Params
 	r.Tool = p.Name
-	r.Arguments = p.Arguments
+	r.Arguments = toolctx.RawArguments(p.Arguments)
 	r.CallID = adapter.NewCallID()
 	if len(p.Meta) > 0 {
 		r.Meta = p.Meta

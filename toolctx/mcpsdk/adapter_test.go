@@ -77,7 +77,7 @@ func TestAddToolWithoutInstall(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	require.NoError(t, mcpsdk.AddTool(s, &mcp.Tool{Name: "fail", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-			if strings.Contains(string(req.Arguments), "panic") {
+			if strings.Contains(string(req.Arguments.JSON()), "panic") {
 				panic("secret " + canary)
 			}
 			return toolctx.ErrorResult(errors.New("secret " + canary))
@@ -105,7 +105,7 @@ func TestLastResortRecover(t *testing.T) {
 	})
 	boom := func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-			if string(req.Arguments) == `{"boom":true}` {
+			if string(req.Arguments.JSON()) == `{"boom":true}` {
 				panic(errors.New("interceptor " + canary))
 			}
 			return next.CallTool(ctx, req)
@@ -139,7 +139,7 @@ func TestRequestFromSDK(t *testing.T) {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 			got = req
 			r := *req
-			r.Arguments = json.RawMessage(`{"n":5}`)
+			r.Arguments = toolctx.RawArguments(json.RawMessage(`{"n":5}`))
 			return next.CallTool(ctx, &r)
 		})
 	}
@@ -280,7 +280,7 @@ func TestWithNormalizer(t *testing.T) {
 		return nil
 	}, GenericMessage: "it broke"}
 	h := toolctx.HandlerFunc(func(_ context.Context, req *toolctx.Request) *toolctx.CallResult {
-		if strings.Contains(string(req.Arguments), "raw") {
+		if strings.Contains(string(req.Arguments.JSON()), "raw") {
 			return toolctx.ErrorResult(errors.New("secret " + canary))
 		}
 		return toolctx.ErrorResult(errNoRows)

@@ -167,7 +167,7 @@ func TestInterceptorUnencodable(t *testing.T) {
 	replace := func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 			var in failArgs
-			_ = json.Unmarshal(req.Arguments, &in)
+			_ = json.Unmarshal(req.Arguments.JSON(), &in)
 			res := next.CallTool(ctx, req)
 			if r := hostileResult(in.Shape, secretFor(in.ID)); r != nil {
 				return r
@@ -220,7 +220,7 @@ func TestAddToolWithoutInstallHostile(t *testing.T) {
 	require.NoError(t, mcpsdk.AddTool(s, &mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 			var in failArgs
-			_ = json.Unmarshal(req.Arguments, &in)
+			_ = json.Unmarshal(req.Arguments.JSON(), &in)
 			doGoexit(in.Shape)
 			if in.Shape == "nil_result" {
 				return nil

@@ -65,7 +65,7 @@ func TestInterceptorUnencodableRow(t *testing.T) {
 	replace := func(next toolctx.Handler) toolctx.Handler {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 			var in failArgs
-			_ = json.Unmarshal(req.Arguments, &in)
+			_ = json.Unmarshal(req.Arguments.JSON(), &in)
 			res := next.CallTool(ctx, req)
 			if in.Shape == "counted" {
 				return &toolctx.CallResult{Content: []toolctx.Content{&toolctx.Text{Text: "counted"}}, StructuredContent: map[string]any{"c": countingMarshaler{&encodings}}}

@@ -113,7 +113,7 @@ func chain(rec *recorder) toolctx.Middleware {
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 			if req.Tool == "guard_fail" {
 				var in failArgs
-				_ = json.Unmarshal(req.Arguments, &in)
+				_ = json.Unmarshal(req.Arguments.JSON(), &in)
 				doGoexit(in.Shape)
 				if r := hostileResult(in.Shape, secretFor(in.ID)); r != nil {
 					return r
@@ -343,7 +343,7 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 		return nil, nil, lateRaw(ctx, time.Minute, req.Params.Arguments)
 	})
 	must(mcpsdk.AddTool(s, &mcp.Tool{Name: "tm_slow_raw", InputSchema: obj}, toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-		return toolctx.ErrorResult(lateRaw(ctx, time.Minute, req.Arguments))
+		return toolctx.ErrorResult(lateRaw(ctx, time.Minute, req.Arguments.JSON()))
 	})))
 	s.AddTool(&mcp.Tool{Name: "slow_ok", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		<-ctx.Done()
@@ -353,7 +353,7 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 		return nil, lateRaw(ctx, time.Minute, req.Params.Arguments)
 	})
 	must(mcpsdk.AddTool(s, &mcp.Tool{Name: "tm_block_raw", InputSchema: obj}, toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-		return toolctx.ErrorResult(lateRaw(ctx, time.Minute, req.Arguments))
+		return toolctx.ErrorResult(lateRaw(ctx, time.Minute, req.Arguments.JSON()))
 	})))
 	// A URL elicitation, a protocol flow a handler starts on purpose; its
 	// error carries fields the protocol does not define.
@@ -387,7 +387,7 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 	})))
 	must(mcpsdk.AddTool(s, &mcp.Tool{Name: "tm_fail", InputSchema: obj}, toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 		var in failArgs
-		_ = json.Unmarshal(req.Arguments, &in)
+		_ = json.Unmarshal(req.Arguments.JSON(), &in)
 		secret := secretFor(in.ID)
 		doPanic(in.Shape, secret)
 		doGoexit(in.Shape)
@@ -403,7 +403,7 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 	must(mcpsdk.AddTool(s, &mcp.Tool{Name: "tm_out_enc", InputSchema: obj, OutputSchema: json.RawMessage(`{"type":"object"}`)},
 		toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 			var in failArgs
-			_ = json.Unmarshal(req.Arguments, &in)
+			_ = json.Unmarshal(req.Arguments.JSON(), &in)
 			r := hostileResult(in.Shape, secretFor(in.ID))
 			if r.StructuredContent == nil {
 				r.StructuredContent = map[string]any{}

@@ -169,13 +169,13 @@ func (alone) Failure(pub errs.Public) *mcp.CallToolResult { return failureResult
 
 // call validates the arguments, runs the handler and checks its output.
 func (t *registeredTool) call(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-	args, err := applyInputSchema(req.Arguments, t.in, t.defaults)
+	args, err := applyInputSchema(req.Arguments.JSON(), t.in, t.defaults)
 	if err != nil {
 		return toolctx.ErrorResult(invalidArguments(err))
 	}
-	if !bytes.Equal(args, req.Arguments) {
+	if !bytes.Equal(args, req.Arguments.JSON()) {
 		r := *req
-		r.Arguments = args
+		r.Arguments = toolctx.RawArguments(args)
 		req = &r
 	}
 	res := t.h.CallTool(ctx, req)
