@@ -24,7 +24,11 @@
 // that accepts a request but rejects some of its records (an OTLP partial
 // success) has taken the request: sending it again would not change its
 // mind, so the rejection is logged to [Options.FallbackLogger] and the
-// batch counts as written. Delivery is at least once: a batch whose
+// batch counts as written. A receiver that answers 413 (the request is
+// over its size limit) would refuse the same rows again: the error wraps
+// [audit.ErrRowRefused], so the Async splits the batch in halves until
+// the parts fit, and a single row still too large goes to the fallback
+// sink and counts in [audit.Stats].Refused. Delivery is at least once: a batch whose
 // answer was lost (a timeout after the receiver took it) is sent again, so
 // a backend that must not count a row twice deduplicates on toolmw.call.id
 // (tool rows) or the record's time and toolmw.request.id (HTTP rows).
