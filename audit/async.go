@@ -52,11 +52,12 @@ const (
 	// commit), so no call is answered without its row on disk. Every batch
 	// goes through the spool. Requires [AsyncOptions.Spool].
 	//
-	// An HTTP row ([KindHTTP], from [HTTP]) does not wait: [HTTP] emits
-	// it once the handler has written its response, and waiting would
-	// hold the response's end for one more fsync after the tool row's. It
-	// goes through the spool with the others, and is lost on SIGKILL or
-	// power loss as in DurabilityMemory when it was still queued.
+	// An HTTP row ([KindHTTP], from [HTTP]) waits too: [HTTP] emits it
+	// when the handler returns, before the server ends the response, so
+	// the response's end waits for the row's fsync (shared with the rows
+	// queued with it). A response the handler flushed before returning
+	// (a stream) has reached the client already; its row is durable
+	// before the stream's end.
 	DurabilityDisk
 )
 
@@ -311,7 +312,7 @@ func (a *Async) emit(ctx context.Context, r *Record) {
 		r.Arguments = bytes.Clone(r.Arguments)
 	}
 	var done chan struct{}
-	if a.cfg.Durability == DurabilityDisk && r.Kind != KindHTTP {
+	if a.cfg.Durability == DurabilityDisk {
 		done = a.waiters.Get().(chan struct{})
 	}
 	a.inflight.Add(1)
