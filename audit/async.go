@@ -212,6 +212,7 @@ type Async struct {
 	once     sync.Once
 	closeErr error
 	waiters  sync.Pool
+	run      *runner // the sink calls of the writer and the dispatcher
 
 	written, spooled, replayed, retried, fallback, refused, dropped atomic.Uint64
 	droppedLogged                                                   uint64 // the dispatcher's
@@ -289,6 +290,7 @@ func NewAsync(sink Sink, cfg AsyncOptions) *Async {
 		a.onceSink, _ = sink.(OnceSink)
 	}
 	a.waiters.New = func() any { return make(chan struct{}, 1) }
+	a.run = newRunner(cfg.FallbackLogger)
 	a.runCtx, a.abort = context.WithCancel(context.Background())
 	go a.dispatch()
 	go a.write()
@@ -391,7 +393,8 @@ func (a *Async) lateRow(ctx context.Context, r Record) {
 		return
 	}
 	batch := [1]Record{r}
-	a.toFallback(context.WithoutCancel(ctx), batch[:], errors.New("the writer is closed"))
+	// On the caller's goroutine: the writer's runner is closed.
+	a.fallbackVia(context.WithoutCancel(ctx), safeCall, batch[:], errors.New("the writer is closed"))
 }
 
 // Stats returns the counters now.
@@ -430,6 +433,7 @@ func (a *Async) Close(ctx context.Context) error {
 		}
 		<-a.dispDone
 		a.abort()
+		a.run.close()
 		if a.spool != nil {
 			if n := a.spool.Rows(); n > 0 {
 				err := fmt.Errorf("audit: close: %d rows stay in the spool %q for the next start", n, a.spool.Dir())
@@ -771,9 +775,9 @@ func (a *Async) writePart(id *BatchID, first int, rows []Record) error {
 	if id != nil && a.onceSink != nil {
 		pid := *id
 		pid.First = first
-		return safeCall(func() error { return a.onceSink.WriteBatchOnce(ctx, pid, rows) })
+		return a.run.call(func() error { return a.onceSink.WriteBatchOnce(ctx, pid, rows) })
 	}
-	return safeWrite(ctx, a.sink, rows)
+	return a.run.call(func() error { return a.sink.WriteBatch(ctx, rows) })
 }
 
 // maxRefusalNote bounds the store's error in a refused row's note: the
@@ -864,17 +868,24 @@ func (a *Async) forget() {
 	}
 	ctx, cancel := context.WithTimeout(a.runCtx, a.cfg.WriteTimeout)
 	defer cancel()
-	_ = safeCall(func() error { return a.onceSink.ForgetBatches(ctx, a.spool.ID(), a.spool.lowWater()) })
+	_ = a.run.call(func() error { return a.onceSink.ForgetBatches(ctx, a.spool.ID(), a.spool.lowWater()) })
 }
 
+// toFallback sends batch to the fallback sink, from the writer or the
+// dispatcher.
 func (a *Async) toFallback(ctx context.Context, batch []Record, cause error) {
+	a.fallbackVia(ctx, a.run.call, batch, cause)
+}
+
+// fallbackVia sends batch to the fallback sink, calling it through call.
+func (a *Async) fallbackVia(ctx context.Context, call func(func() error) error, batch []Record, cause error) {
 	n := uint64(len(batch))
 	attrs := []slog.Attr{slog.Int("rows", len(batch)), slog.String("error", cause.Error())}
 	if len(batch) == 1 {
 		attrs = append(attrs, slog.String("call_id", batch[0].CallID))
 	}
 	a.cfg.FallbackLogger.LogAttrs(ctx, slog.LevelError, "toolmw/audit: sending rows to the fallback sink", attrs...)
-	if err := safeWrite(ctx, a.cfg.Fallback, batch); err != nil {
+	if err := call(func() error { return a.cfg.Fallback.WriteBatch(ctx, batch) }); err != nil {
 		a.dropped.Add(n)
 		a.cfg.FallbackLogger.LogAttrs(ctx, slog.LevelError, "toolmw/audit: the fallback sink failed; rows dropped",
 			slog.Int("rows", len(batch)), slog.String("error", err.Error()))
@@ -902,13 +913,9 @@ var ErrRowRefused = errors.New("the store refused a row for its data")
 // refused ([ErrRowRefused]), as the fallback sink receives it.
 const NoteRefused = "refused_by_store"
 
-// safeWrite calls s.WriteBatch, turning a panic into an error.
-func safeWrite(ctx context.Context, s Sink, batch []Record) error {
-	return safeCall(func() error { return s.WriteBatch(ctx, batch) })
-}
-
-// safeCall calls f, turning a panic into an error. (It runs on the
-// writer's goroutine: a sink that calls runtime.Goexit ends the writer.)
+// safeCall calls f, turning a panic into an error. A Goexit goes on:
+// the writer and the dispatcher call sinks through their runner, which
+// contains it.
 func safeCall(f func() error) (err error) {
 	if fault, ok := safecall.Call(func() { err = f() }, nil); !ok {
 		return errors.New("audit: sink panicked: " + errs.Describe(fault.Value))
