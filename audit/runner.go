@@ -20,14 +20,14 @@ var errSinkGoexit = errors.New("audit: the sink called runtime.Goexit")
 // is stopped there and returned as an error, as before. The hand-over
 // costs a few microseconds per batch, not per row.
 type runner struct {
-	idle     chan chan func() // goroutines waiting for a call
+	idle     chan chan job // goroutines waiting for a call
 	wg       sync.WaitGroup
 	logger   *slog.Logger
 	reported atomic.Bool
 }
 
 func newRunner(logger *slog.Logger) *runner {
-	return &runner{idle: make(chan chan func(), 2), logger: logger}
+	return &runner{idle: make(chan chan job, 2), logger: logger}
 }
 
 type callResult struct {
@@ -35,29 +35,25 @@ type callResult struct {
 	goexit bool
 }
 
+// job is one call for a runner goroutine, and where its result goes.
+type job struct {
+	f   func() error
+	res chan callResult
+}
+
 // call runs f on one of the runner's goroutines and returns its error,
 // or the panic or Goexit it ended with, as an error.
 func (r *runner) call(f func() error) error {
-	var work chan func()
+	var work chan job
 	select {
 	case work = <-r.idle:
 	default:
-		work = make(chan func())
+		work = make(chan job)
 		r.wg.Add(1)
 		go r.loop(work)
 	}
 	res := make(chan callResult, 1)
-	work <- func() {
-		returned := false
-		defer func() {
-			if !returned { // a Goexit: this goroutine ends after this
-				res <- callResult{goexit: true}
-			}
-		}()
-		err := safeCall(f)
-		returned = true
-		res <- callResult{err: err}
-	}
+	work <- job{f: f, res: res}
 	out := <-res
 	if out.goexit {
 		if !r.reported.Swap(true) {
@@ -70,17 +66,36 @@ func (r *runner) call(f func() error) error {
 }
 
 // loop runs the calls handed to it until the runner is closed, or a call
-// ends the goroutine with a Goexit.
-func (r *runner) loop(work chan func()) {
+// ends the goroutine with a Goexit. It goes back to the idle list before
+// it hands the result over, so that close, which runs once the calls have
+// returned, finds every goroutine still running there.
+func (r *runner) loop(work chan job) {
 	defer r.wg.Done()
-	for f := range work {
-		f()
-		select {
-		case r.idle <- work:
-		default:
-			return // enough wait idle
+	for j := range work {
+		if !r.run(work, j) {
+			return
 		}
 	}
+}
+
+// run makes one call and reports whether the goroutine went back to the
+// idle list.
+func (r *runner) run(work chan job, j job) (idle bool) {
+	returned := false
+	defer func() {
+		if !returned { // a Goexit: the goroutine ends after this
+			j.res <- callResult{goexit: true}
+		}
+	}()
+	err := safeCall(j.f)
+	returned = true
+	select {
+	case r.idle <- work:
+		idle = true
+	default: // enough wait idle
+	}
+	j.res <- callResult{err: err}
+	return idle
 }
 
 // close ends the idle goroutines once nothing calls any more.

@@ -31,7 +31,7 @@ type receiver struct {
 	done     chan struct{}
 	records  []received
 	requests int
-	refused  int // requests answered 413
+	refused  int           // requests answered 413
 	changed  chan struct{} // closed and replaced on every request
 
 	// answer, when set, writes the response instead of a plain success.
