@@ -674,14 +674,27 @@ func (a *Async) replay(e *entry, recs []Record, closing bool) bool {
 	id := BatchID{Spool: a.spool.ID(), Seq: e.seq}
 	left := wholeBatch(len(recs))
 	wait := a.cfg.Backoff
+	sawRefusal := false
 	for attempt := 0; ; attempt++ {
+		refused := a.refused.Load()
 		answered, err := a.writeParts(&left, recs, &id)
 		if answered {
 			wait = a.cfg.Backoff // the sink answers: a new outage backs off from the start
 		}
+		if a.refused.Load() != refused {
+			sawRefusal = true
+		}
 		if err == nil {
 			if err := a.spool.ack(e); err != nil {
 				a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool", slog.String("error", err.Error()))
+			}
+			if sawRefusal {
+				// The batch's frame leaves the disk with its segment as
+				// soon as the batches before it are written, so that a
+				// crash does not replay it (see ErrRowRefused).
+				if err := a.spool.seal(); err != nil {
+					a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool", slog.String("error", err.Error()))
+				}
 			}
 			if attempt > 0 {
 				a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelInfo, "toolmw/audit: the sink answers again; replaying the spool",
@@ -903,10 +916,24 @@ func (a *Async) fallbackVia(ctx context.Context, call func(func() error) error, 
 // refused row to the fallback sink with the store's error in the note
 // [NoteRefused] (and the call id in the fallback logger's line), and
 // counts it in [Stats].Refused. A spooled batch is replayed the same way,
-// so a refused row never stalls the spool. Any other error is taken for an
-// outage: the batch is retried or spooled whole, never split. The SQL
-// store in audit/sqlstore wraps it for PostgreSQL's data errors and
-// SQLite's (see that package).
+// so a refused row never stalls the spool.
+//
+// A refused row reaches the fallback sink at least once, not exactly once:
+// a spooled batch's frame stays on disk until its segment file is deleted,
+// and a process killed after sending the row to the fallback and before
+// that replays the batch at its next start, where the store's ledger
+// ([OnceSink]) skips the rows it has and the refused row is refused and
+// sent to the fallback again. To bound this, once a batch with a refused
+// row is written the spool stops appending to its segment (see
+// [DurabilityDisk], which otherwise keeps appending to one file until it
+// is full), so the file is deleted as soon as the other batches in it are
+// written: a row is sent again only by a crash in that window (during the
+// batch's split, or while the store is behind), once per such crash. A fallback that must count each row once deduplicates
+// on the call id, which the fallback logger's line names.
+//
+// Any other error is taken for an outage: the batch is retried or spooled
+// whole, never split. The SQL store in audit/sqlstore wraps it for
+// PostgreSQL's data errors and SQLite's (see that package).
 var ErrRowRefused = errors.New("the store refused a row for its data")
 
 // NoteRefused is the note key of the store's error on a row that the store
