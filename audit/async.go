@@ -52,11 +52,12 @@ const (
 	// commit), so no call is answered without its row on disk. Every batch
 	// goes through the spool. Requires [AsyncOptions.Spool].
 	//
-	// An HTTP row ([KindHTTP], from [HTTP]) does not wait: [HTTP] emits
-	// it once the handler has written its response, and waiting would
-	// hold the response's end for one more fsync after the tool row's. It
-	// goes through the spool with the others, and is lost on SIGKILL or
-	// power loss as in DurabilityMemory when it was still queued.
+	// An HTTP row ([KindHTTP], from [HTTP]) waits too: [HTTP] emits it
+	// when the handler returns, before the server ends the response, so
+	// the response's end waits for the row's fsync (shared with the rows
+	// queued with it). A response the handler flushed before returning
+	// (a stream) has reached the client already; its row is durable
+	// before the stream's end.
 	DurabilityDisk
 )
 
@@ -211,6 +212,7 @@ type Async struct {
 	once     sync.Once
 	closeErr error
 	waiters  sync.Pool
+	run      *runner // the sink calls of the writer and the dispatcher
 
 	written, spooled, replayed, retried, fallback, refused, dropped atomic.Uint64
 	droppedLogged                                                   uint64 // the dispatcher's
@@ -288,6 +290,7 @@ func NewAsync(sink Sink, cfg AsyncOptions) *Async {
 		a.onceSink, _ = sink.(OnceSink)
 	}
 	a.waiters.New = func() any { return make(chan struct{}, 1) }
+	a.run = newRunner(cfg.FallbackLogger)
 	a.runCtx, a.abort = context.WithCancel(context.Background())
 	go a.dispatch()
 	go a.write()
@@ -311,7 +314,7 @@ func (a *Async) emit(ctx context.Context, r *Record) {
 		r.Arguments = bytes.Clone(r.Arguments)
 	}
 	var done chan struct{}
-	if a.cfg.Durability == DurabilityDisk && r.Kind != KindHTTP {
+	if a.cfg.Durability == DurabilityDisk {
 		done = a.waiters.Get().(chan struct{})
 	}
 	a.inflight.Add(1)
@@ -390,7 +393,8 @@ func (a *Async) lateRow(ctx context.Context, r Record) {
 		return
 	}
 	batch := [1]Record{r}
-	a.toFallback(context.WithoutCancel(ctx), batch[:], errors.New("the writer is closed"))
+	// On the caller's goroutine: the writer's runner is closed.
+	a.fallbackVia(context.WithoutCancel(ctx), safeCall, batch[:], errors.New("the writer is closed"))
 }
 
 // Stats returns the counters now.
@@ -431,6 +435,7 @@ func (a *Async) Close(ctx context.Context) error {
 		}
 		<-a.dispDone
 		a.abort()
+		a.run.close()
 		if a.spool != nil {
 			if n := a.spool.Rows(); n > 0 {
 				err := fmt.Errorf("audit: close: %d rows stay in the spool %q for the next start", n, a.spool.Dir())
@@ -671,14 +676,27 @@ func (a *Async) replay(e *entry, recs []Record, closing bool) bool {
 	id := BatchID{Spool: a.spool.ID(), Seq: e.seq}
 	left := wholeBatch(len(recs))
 	wait := a.cfg.Backoff
+	sawRefusal := false
 	for attempt := 0; ; attempt++ {
+		refused := a.refused.Load()
 		answered, err := a.writeParts(&left, recs, &id)
 		if answered {
 			wait = a.cfg.Backoff // the sink answers: a new outage backs off from the start
 		}
+		if a.refused.Load() != refused {
+			sawRefusal = true
+		}
 		if err == nil {
 			if err := a.spool.ack(e); err != nil {
 				a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool", slog.String("error", err.Error()))
+			}
+			if sawRefusal {
+				// The batch's frame leaves the disk with its segment as
+				// soon as the batches before it are written, so that a
+				// crash does not replay it (see ErrRowRefused).
+				if err := a.spool.seal(); err != nil {
+					a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool", slog.String("error", err.Error()))
+				}
 			}
 			if attempt > 0 {
 				a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelInfo, "toolmw/audit: the sink answers again; replaying the spool",
@@ -772,9 +790,9 @@ func (a *Async) writePart(id *BatchID, first int, rows []Record) error {
 	if id != nil && a.onceSink != nil {
 		pid := *id
 		pid.First = first
-		return safeCall(func() error { return a.onceSink.WriteBatchOnce(ctx, pid, rows) })
+		return a.run.call(func() error { return a.onceSink.WriteBatchOnce(ctx, pid, rows) })
 	}
-	return safeWrite(ctx, a.sink, rows)
+	return a.run.call(func() error { return a.sink.WriteBatch(ctx, rows) })
 }
 
 // maxRefusalNote bounds the store's error in a refused row's note: the
@@ -865,17 +883,24 @@ func (a *Async) forget() {
 	}
 	ctx, cancel := context.WithTimeout(a.runCtx, a.cfg.WriteTimeout)
 	defer cancel()
-	_ = safeCall(func() error { return a.onceSink.ForgetBatches(ctx, a.spool.ID(), a.spool.lowWater()) })
+	_ = a.run.call(func() error { return a.onceSink.ForgetBatches(ctx, a.spool.ID(), a.spool.lowWater()) })
 }
 
+// toFallback sends batch to the fallback sink, from the writer or the
+// dispatcher.
 func (a *Async) toFallback(ctx context.Context, batch []Record, cause error) {
+	a.fallbackVia(ctx, a.run.call, batch, cause)
+}
+
+// fallbackVia sends batch to the fallback sink, calling it through call.
+func (a *Async) fallbackVia(ctx context.Context, call func(func() error) error, batch []Record, cause error) {
 	n := uint64(len(batch))
 	attrs := []slog.Attr{slog.Int("rows", len(batch)), slog.String("error", cause.Error())}
 	if len(batch) == 1 {
 		attrs = append(attrs, slog.String("call_id", batch[0].CallID))
 	}
 	a.cfg.FallbackLogger.LogAttrs(ctx, slog.LevelError, "toolmw/audit: sending rows to the fallback sink", attrs...)
-	if err := safeWrite(ctx, a.cfg.Fallback, batch); err != nil {
+	if err := call(func() error { return a.cfg.Fallback.WriteBatch(ctx, batch) }); err != nil {
 		a.dropped.Add(n)
 		a.cfg.FallbackLogger.LogAttrs(ctx, slog.LevelError, "toolmw/audit: the fallback sink failed; rows dropped",
 			slog.Int("rows", len(batch)), slog.String("error", err.Error()))
@@ -893,23 +918,33 @@ func (a *Async) toFallback(ctx context.Context, batch []Record, cause error) {
 // refused row to the fallback sink with the store's error in the note
 // [NoteRefused] (and the call id in the fallback logger's line), and
 // counts it in [Stats].Refused. A spooled batch is replayed the same way,
-// so a refused row never stalls the spool. Any other error is taken for an
-// outage: the batch is retried or spooled whole, never split. The SQL
-// store in audit/sqlstore wraps it for PostgreSQL's data errors and
-// SQLite's (see that package).
+// so a refused row never stalls the spool.
+//
+// A refused row reaches the fallback sink at least once, not exactly once:
+// a spooled batch's frame stays on disk until its segment file is deleted,
+// and a process killed after sending the row to the fallback and before
+// that replays the batch at its next start, where the store's ledger
+// ([OnceSink]) skips the rows it has and the refused row is refused and
+// sent to the fallback again. To bound this, once a batch with a refused
+// row is written the spool stops appending to its segment (see
+// [DurabilityDisk], which otherwise keeps appending to one file until it
+// is full), so the file is deleted as soon as the other batches in it are
+// written: a row is sent again only by a crash in that window (during the
+// batch's split, or while the store is behind), once per such crash. A fallback that must count each row once deduplicates
+// on the call id, which the fallback logger's line names.
+//
+// Any other error is taken for an outage: the batch is retried or spooled
+// whole, never split. The SQL store in audit/sqlstore wraps it for
+// PostgreSQL's data errors and SQLite's (see that package).
 var ErrRowRefused = errors.New("the store refused a row for its data")
 
 // NoteRefused is the note key of the store's error on a row that the store
 // refused ([ErrRowRefused]), as the fallback sink receives it.
 const NoteRefused = "refused_by_store"
 
-// safeWrite calls s.WriteBatch, turning a panic into an error.
-func safeWrite(ctx context.Context, s Sink, batch []Record) error {
-	return safeCall(func() error { return s.WriteBatch(ctx, batch) })
-}
-
-// safeCall calls f, turning a panic into an error. (It runs on the
-// writer's goroutine: a sink that calls runtime.Goexit ends the writer.)
+// safeCall calls f, turning a panic into an error. A Goexit goes on:
+// the writer and the dispatcher call sinks through their runner, which
+// contains it.
 func safeCall(f func() error) (err error) {
 	if fault, ok := safecall.Call(func() { err = f() }, nil); !ok {
 		return errors.New("audit: sink panicked: " + errs.Describe(fault.Value))

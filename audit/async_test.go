@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -332,4 +333,36 @@ func ExampleAsync_Stats() {
 	st := w.Stats()
 	fmt.Println(st.Written, st.Retried, st.Fallback, st.Dropped)
 	// Output: 1 0 0 0
+}
+
+// A sink that calls runtime.Goexit on the writer's goroutine (what
+// t.FailNow does in a test double) does not end the writer: the write
+// counts as failed and is retried, the Goexit is reported once, and every
+// row is written and Close returns. A fallback sink that does the same
+// does not end the writer either.
+func TestAsyncSinkGoexitDoesNotEndTheWriter(t *testing.T) {
+	var calls atomic.Int32
+	s := &memSink{}
+	sink := audit.SinkFunc(func(ctx context.Context, b []audit.Record) error {
+		if calls.Add(1) <= 3 {
+			runtime.Goexit()
+		}
+		return s.WriteBatch(ctx, b)
+	})
+	var logged syncBuffer
+	fb := audit.SinkFunc(func(context.Context, []audit.Record) error { runtime.Goexit(); return nil })
+	w := audit.NewAsync(sink, audit.AsyncOptions{BatchSize: 10, FlushInterval: time.Hour, Backoff: time.Millisecond,
+		MaxRetries: 2, Fallback: fb, FallbackLogger: discardLogger(&logged)})
+	const n = 100
+	for i := range n {
+		w.Emit(context.Background(), row(i))
+	}
+	require.NoError(t, w.Close(context.Background()))
+	st := w.Stats()
+	// The first batch: two Goexits and a third one on its last retry, then
+	// the fallback ends in a Goexit too: its 10 rows are dropped, counted.
+	assert.Equal(t, uint64(n-10), st.Written, "%+v", st)
+	assert.Equal(t, uint64(10), st.Dropped, "%+v", st)
+	assert.Equal(t, idRange(10, n), s.ids(t), "the writer went on writing every later batch")
+	assert.Equal(t, 1, strings.Count(logged.String(), "runtime.Goexit; the write counts as failed"), "reported once: %s", logged.String())
 }

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -177,4 +180,64 @@ func noteOf(r audit.Record, key string) string {
 		}
 	}
 	return ""
+}
+
+// With DurabilityDisk every batch is spooled, and the segment being written
+// is kept (appended to) until it is full: a batch whose row the store
+// refused would stay on disk, and a process killed at any later time
+// would replay it and send the refused row to the fallback a second time.
+// Once the batch is written the spool stops appending to that segment, and
+// the file leaves the disk: what a SIGKILL now leaves in the directory
+// (copied here while the writer runs) replays nothing to the fallback.
+func TestDurabilityDiskRefusedRowLeavesTheDisk(t *testing.T) {
+	dir := t.TempDir()
+	sink := &pickySink{}
+	fb := &keep{}
+	w := audit.NewAsync(sink, audit.AsyncOptions{Durability: audit.DurabilityDisk, Backoff: time.Millisecond,
+		Spool: openSpool(t, dir, audit.SpoolOptions{}), Fallback: fb, FallbackLogger: discardLogger(nil)})
+	defer w.Close(context.Background())
+	for i := range 20 {
+		r := row(i)
+		if i == 7 {
+			r.Tool = "poison"
+		}
+		w.Emit(context.Background(), r)
+	}
+	// Bounded wait for the refused row's frame to leave the disk (its
+	// call id, c7, no longer in any segment file).
+	onDisk := func() bool {
+		segs, err := filepath.Glob(filepath.Join(dir, "*.seg"))
+		require.NoError(t, err)
+		for _, p := range segs {
+			b, err := os.ReadFile(p)
+			if err == nil && strings.Contains(string(b), `"c7"`) {
+				return true
+			}
+		}
+		return false
+	}
+	require.Eventually(t, func() bool { return !onDisk() && w.Stats().Refused == 1 }, 20*time.Second, time.Millisecond,
+		"the refused row's batch stays on disk after it was written: a crash would replay it")
+	assert.Equal(t, []string{"c7"}, fb.ids())
+
+	// A crash now: the directory as it is, opened by the next process.
+	crashed := t.TempDir()
+	names, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, n := range names {
+		if n.Name() == "lock" || n.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, n.Name()))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // deleted meanwhile
+		}
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(crashed, n.Name()), b, 0o600))
+	}
+	fb2 := &keep{}
+	w2 := audit.NewAsync(sink, audit.AsyncOptions{Durability: audit.DurabilityDisk, Backoff: time.Millisecond,
+		Spool: openSpool(t, crashed, audit.SpoolOptions{}), Fallback: fb2, FallbackLogger: discardLogger(nil)})
+	require.NoError(t, w2.Close(context.Background()))
+	assert.Empty(t, fb2.ids(), "the next start sends no refused row to the fallback again")
 }

@@ -501,6 +501,32 @@ func (s *Spool) dropDoneTail() error {
 	return nil
 }
 
+// seal stops appending to the segment being written: it is deleted as
+// soon as all its batches are in the store (at once when they are), and
+// the next batch starts a new one. The writer seals after a batch whose
+// rows the store refused went to the fallback sink: the frame then leaves
+// the disk with its segment, and a later crash does not replay it (a
+// replay would send the refused rows to the fallback again).
+func (s *Spool) seal() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil || s.closed {
+		return nil
+	}
+	err := s.cur.Sync()
+	if cerr := s.cur.Close(); err == nil {
+		err = cerr
+	}
+	s.cur = nil
+	if derr := s.dropDoneTail(); err == nil {
+		err = derr
+	}
+	if err != nil {
+		return fmt.Errorf("audit: spool %q: %w", s.dir, err)
+	}
+	return nil
+}
+
 // sync makes what was appended durable.
 func (s *Spool) sync() error {
 	s.mu.Lock()

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -393,4 +396,35 @@ func ExampleSpool() {
 	st := w.Stats()
 	fmt.Println("spooled", st.Spooled, "replayed", st.Replayed, "written", written.Load(), "dropped", st.Dropped)
 	// Output: spooled 3 replayed 3 written 3 dropped 0
+}
+
+// TestDurabilityDiskHTTPRowIsOnDiskBeforeTheResponseEnds: with
+// DurabilityDisk, an HTTP row is fsync'd in the spool before the client
+// has the end of the response, as a tool row is before its answer: a
+// SIGKILL after the response loses neither. The flush interval is an hour,
+// so a row that did not wait would still be in the queue.
+func TestDurabilityDiskHTTPRowIsOnDiskBeforeTheResponseEnds(t *testing.T) {
+	dir := t.TempDir()
+	s := newOnceSink()
+	s.down.Store(true) // the row can only be in the spool
+	w := audit.NewAsync(s, audit.AsyncOptions{Durability: audit.DurabilityDisk, Backoff: time.Hour, FlushInterval: time.Hour,
+		Spool: openSpool(t, dir, audit.SpoolOptions{}), FallbackLogger: discardLogger(nil)})
+	srv := httptest.NewServer(audit.HTTP(w)(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(rw, "ok")
+	})))
+	defer srv.Close()
+	for range 3 {
+		resp, err := srv.Client().Get(srv.URL + "/mcp")
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, resp.Body.Close())
+	}
+	st := w.Stats()
+	assert.Zero(t, st.Queued, "no HTTP row waits in memory once its response ended: %+v", st)
+	assert.Equal(t, uint64(3), st.Spooled, "each answered request's row is in the spool: %+v", st)
+	srv.Close()
+	_ = w.Close(context.Background())
+	sp := openSpool(t, dir, audit.SpoolOptions{})
+	assert.Equal(t, 3, sp.Rows(), "and on disk")
+	require.NoError(t, sp.Close())
 }

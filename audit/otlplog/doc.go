@@ -13,7 +13,9 @@
 //	defer w.Close(ctx) // runs first: flushes the queue into the sink
 //
 // Behind an [audit.Async] with an [audit.Spool], a batch the receiver did
-// not take is replayed when it answers again. Delivery is at least once: a
+// not take is replayed when it answers again; a 413 (over the receiver's
+// size limit) splits the batch until it fits, and a single row still too
+// large goes to the fallback sink, counted in [audit.Stats].Refused. Delivery is at least once: a
 // backend that must not count a row twice deduplicates on toolmw.call.id.
 // Attributes use the semantic conventions' names where they have one and
 // the prefix "toolmw." ([Prefix]) for the rest.

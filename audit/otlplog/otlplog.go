@@ -181,6 +181,14 @@ func (s *Sink) WriteBatch(ctx context.Context, batch []audit.Record) error {
 			slog.Int("rows", len(batch)), slog.String("error", err.Error()))
 		return nil
 	}
+	if err != nil && s.transport.status() == http.StatusRequestEntityTooLarge {
+		// The receiver takes requests up to a size: this one is over it.
+		// It would refuse the same rows again, so the batch is split (see
+		// audit.ErrRowRefused) until the rows fit, and a single row still
+		// over the size goes to the fallback sink, counted.
+		return fmt.Errorf("otlplog: export of %d rows: the receiver refused the request as too large (HTTP 413): %w: %w",
+			len(batch), audit.ErrRowRefused, err)
+	}
 	if err != nil {
 		return fmt.Errorf("otlplog: export of %d rows: %w", len(batch), err)
 	}
@@ -222,20 +230,20 @@ func (*collector) Enabled(context.Context, sdklog.EnabledParameters) bool { retu
 func (*collector) Shutdown(context.Context) error                         { return nil }
 func (*collector) ForceFlush(context.Context) error                       { return nil }
 
-// statusTransport remembers whether the last request got a 2xx answer.
-// It is used under Sink.mu only (the exporter's retries are off: one
-// request per export).
+// statusTransport remembers the status of the last request's answer (0:
+// none). It is used under Sink.mu only (the exporter's retries are off:
+// one request per export).
 type statusTransport struct {
 	base *http.Transport
 	mu   sync.Mutex
-	ok   bool
+	code int
 }
 
 func (t *statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	if err == nil {
 		t.mu.Lock()
-		t.ok = resp.StatusCode >= 200 && resp.StatusCode <= 299
+		t.code = resp.StatusCode
 		t.mu.Unlock()
 	}
 	return resp, err
@@ -243,14 +251,20 @@ func (t *statusTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func (t *statusTransport) reset() {
 	t.mu.Lock()
-	t.ok = false
+	t.code = 0
 	t.mu.Unlock()
 }
 
-func (t *statusTransport) accepted() bool {
+func (t *statusTransport) status() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.ok
+	return t.code
+}
+
+// accepted reports whether the last answer was a 2xx.
+func (t *statusTransport) accepted() bool {
+	c := t.status()
+	return c >= 200 && c <= 299
 }
 
 // spanContext returns ctx carrying the row's trace and span ids, which the

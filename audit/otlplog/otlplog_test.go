@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -319,4 +321,81 @@ func TestNewRejectsBadEndpoints(t *testing.T) {
 	}
 	_, err := otlplog.New(context.Background(), "http://127.0.0.1:4318", otlplog.Options{Timeout: -time.Second})
 	require.ErrorContains(t, err, "Timeout must not be negative")
+}
+
+// A receiver that answers 413 to a request over its size limit is not
+// retried forever: the batch is split until its parts fit, every row that
+// fits arrives once, and the one row too large on its own goes to the
+// fallback sink with the receiver's refusal, counted in Stats.Refused.
+func TestTooLargeIsSplit(t *testing.T) {
+	rcv := newReceiver(t)
+	rcv.maxBody = 32 << 10
+	rcv.up()
+	sink := newSink(t, rcv.url(), otlplog.Options{Timeout: time.Minute})
+	spool, err := audit.OpenSpool(t.TempDir(), audit.SpoolOptions{FallbackLogger: discard()})
+	require.NoError(t, err)
+	fb := &fallbackRows{}
+	w := audit.NewAsync(sink, audit.AsyncOptions{Spool: spool, BatchSize: 400, FlushInterval: time.Hour,
+		Backoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, WriteTimeout: time.Minute,
+		Limits: audit.Limits{ClientMeta: 1 << 20}, Fallback: fb, FallbackLogger: discard()})
+
+	const n = 400
+	for i := range n {
+		pad := strings.Repeat("x", 100)
+		if i == 137 {
+			pad = strings.Repeat("y", 64<<10) // over the receiver's limit alone
+		}
+		w.Emit(context.Background(), audit.Record{Time: start, Kind: audit.KindTool, Tool: "greet",
+			CallID: fmt.Sprintf("call-%05d", i), Outcome: audit.OutcomeOK, Transport: "stdio",
+			ClientMeta: map[string]any{"pad": pad}})
+	}
+	// The queue holds one full batch: it is written as a whole first.
+	rcv.waitRecords(n - 1)
+	require.NoError(t, w.Close(context.Background()))
+
+	ids, dup := callIDs(t, rcv.got())
+	assert.Zero(t, dup, "no row arrived twice")
+	assert.Len(t, ids, n-1, "every row that fits arrived")
+	assert.False(t, ids["call-00137"], "the row over the limit did not")
+	st := w.Stats()
+	assert.Equal(t, uint64(1), st.Refused, "%+v", st)
+	assert.Equal(t, uint64(1), st.Fallback, "%+v", st)
+	assert.Zero(t, st.Dropped)
+	assert.Zero(t, st.SpoolRows, "the spool is empty: the refused row did not block it")
+	got := fb.get()
+	require.Len(t, got, 1)
+	assert.Equal(t, "call-00137", got[0].CallID)
+	assert.Contains(t, noteValue(got[0], audit.NoteRefused), "413")
+	rcv.mu.Lock()
+	refused := rcv.refused
+	rcv.mu.Unlock()
+	assert.Less(t, refused, 40, "bisection, not one request per row")
+}
+
+// fallbackRows is a fallback sink that keeps what it is given.
+type fallbackRows struct {
+	mu   sync.Mutex
+	rows []audit.Record
+}
+
+func (f *fallbackRows) WriteBatch(_ context.Context, batch []audit.Record) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rows = append(f.rows, batch...)
+	return nil
+}
+
+func (f *fallbackRows) get() []audit.Record {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.rows)
+}
+
+func noteValue(r audit.Record, key string) string {
+	for _, n := range r.Notes {
+		if n.Key == key {
+			return n.Value
+		}
+	}
+	return ""
 }

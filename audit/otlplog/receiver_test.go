@@ -31,10 +31,14 @@ type receiver struct {
 	done     chan struct{}
 	records  []received
 	requests int
+	refused  int           // requests answered 413
 	changed  chan struct{} // closed and replaced on every request
 
 	// answer, when set, writes the response instead of a plain success.
 	answer func(w http.ResponseWriter)
+	// maxBody, when not zero, is the largest request body taken: a larger
+	// one is answered 413, as a Collector's max_request_body_size does.
+	maxBody int
 }
 
 // received is one decoded log record, with the resource and scope it came
@@ -122,6 +126,17 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	b, err := io.ReadAll(body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	tooLarge := r.maxBody > 0 && len(b) > r.maxBody
+	if tooLarge {
+		r.requests++
+		r.refused++
+	}
+	r.mu.Unlock()
+	if tooLarge {
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
 	var msg collogpb.ExportLogsServiceRequest

@@ -25,7 +25,7 @@ import (
 type durabilityStore struct {
 	name  string
 	args  []string
-	ids   func(t testing.TB) map[string]int // request id -> tool rows
+	ids   func(t testing.TB, kind string) map[string]int // request id -> rows of that kind
 	close func()
 }
 
@@ -37,11 +37,11 @@ func durabilityStores(t testing.TB) []durabilityStore {
 	stores := []durabilityStore{{
 		name: "sqlite",
 		args: []string{"-audit-db", db},
-		ids: func(t testing.TB) map[string]int {
+		ids: func(t testing.TB, kind string) map[string]int {
 			c, err := sql.Open("sqlite", "file:"+db+"?mode=ro&_busy_timeout=10000")
 			require.NoError(t, err)
 			defer c.Close()
-			return requestIDs(t, func(q string) (rowsScanner, error) { return c.Query(q) }, "toolmw_audit")
+			return requestIDs(t, func(q string) (rowsScanner, error) { return c.Query(q) }, "toolmw_audit", kind)
 		},
 		close: func() {},
 	}}
@@ -54,11 +54,11 @@ func durabilityStores(t testing.TB) []durabilityStore {
 	return append(stores, durabilityStore{
 		name: "postgres",
 		args: []string{"-audit-postgres", dsn, "-audit-table", table},
-		ids: func(t testing.TB) map[string]int {
+		ids: func(t testing.TB, kind string) map[string]int {
 			c, err := pgx.Connect(ctx, dsn)
 			require.NoError(t, err)
 			defer c.Close(ctx)
-			return requestIDs(t, func(q string) (rowsScanner, error) { r, err := c.Query(ctx, q); return pgRows{r}, err }, table)
+			return requestIDs(t, func(q string) (rowsScanner, error) { r, err := c.Query(ctx, q); return pgRows{r}, err }, table, kind)
 		},
 		close: func() {
 			if c, err := pgx.Connect(ctx, dsn); err == nil {
@@ -80,9 +80,9 @@ type pgRows struct{ pgx.Rows }
 
 func (r pgRows) Close() error { r.Rows.Close(); return nil }
 
-// requestIDs counts the tool rows of each request id.
-func requestIDs(t testing.TB, query func(string) (rowsScanner, error), table string) map[string]int {
-	rows, err := query("SELECT request_id FROM " + table + " WHERE kind = 'tool'")
+// requestIDs counts the rows of kind ("tool" or "http") of each request id.
+func requestIDs(t testing.TB, query func(string) (rowsScanner, error), table, kind string) map[string]int {
+	rows, err := query("SELECT request_id FROM " + table + " WHERE kind = '" + kind + "'")
 	if err != nil && strings.Contains(err.Error(), "no such table") {
 		return map[string]int{}
 	}
@@ -223,17 +223,22 @@ func TestSIGKILLWithDiskDurabilityKeepsEveryRow(t *testing.T) {
 
 			p = startServer(t, args...)
 			serverURL(t, p)
-			var missing []string
-			var have map[string]int
+			// The HTTP rows too: each answered request's row was on disk
+			// before its response ended.
+			var missing, missingHTTP []string
+			var have, haveHTTP map[string]int
 			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-				have = st.ids(t)
-				missing = missing[:0]
+				have, haveHTTP = st.ids(t, "tool"), st.ids(t, "http")
+				missing, missingHTTP = missing[:0], missingHTTP[:0]
 				for _, id := range answered {
 					if have[id] == 0 {
 						missing = append(missing, id)
 					}
+					if haveHTTP[id] == 0 {
+						missingHTTP = append(missingHTTP, id)
+					}
 				}
-				if len(missing) == 0 || time.Now().After(deadline) {
+				if len(missing)+len(missingHTTP) == 0 || time.Now().After(deadline) {
 					break
 				}
 			}
@@ -245,12 +250,16 @@ func TestSIGKILLWithDiskDurabilityKeepsEveryRow(t *testing.T) {
 					dup++
 				}
 			}
-			t.Logf("%d calls answered before SIGKILL (%d calls failed at or after the kill); after the restart %d tool rows, %d of the answered missing, %d ids twice",
-				len(answered), l.fails.Load(), len(have), len(missing), dup)
+			t.Logf("%d calls answered before SIGKILL (%d calls failed at or after the kill); after the restart %d tool rows, %d of the answered missing, %d ids twice; %d of their HTTP rows missing",
+				len(answered), l.fails.Load(), len(have), len(missing), dup, len(missingHTTP))
 			if len(missing) > 20 {
 				missing = missing[:20]
 			}
+			if len(missingHTTP) > 20 {
+				missingHTTP = missingHTTP[:20]
+			}
 			assert.Empty(t, missing, "every answered call has its row after the restart")
+			assert.Empty(t, missingHTTP, "every answered request has its HTTP row after the restart")
 			assert.Zero(t, dup, "each row once")
 		})
 	}
