@@ -23,5 +23,6 @@
 // zero value is the documented default, and the rest are WithX options. A
 // mistake (a nil hook, a value out of range, an option given nil) fails at
 // construction with a message naming the constructor: a constructor that
-// returns an error returns it, the others panic with it.
+// returns an error returns it, the others panic with it. The whole rule,
+// kind by kind, is in docs/chain.md#knobs.
 package middleware
