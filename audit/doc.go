@@ -27,11 +27,11 @@
 //
 // # Wiring
 //
-//	store, err := sqlstore.OpenSQLite(ctx, "/var/lib/app/audit.db", sqlstore.Options{})
+//	store, err := sqlstore.OpenSQLite(ctx, "/var/lib/app/audit.db", sqlstore.Config{})
 //	if err != nil { return err }
-//	spool, err := audit.OpenSpool("/var/lib/app/audit.spool", audit.SpoolOptions{})
+//	spool, err := audit.OpenSpool("/var/lib/app/audit.spool", audit.SpoolConfig{})
 //	if err != nil { return err }
-//	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool})
+//	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool})
 //	defer store.Close()
 //	defer w.Close(ctx) // runs first: flushes into the store, or leaves the rest in the spool
 //	chain := middleware.New(
@@ -64,7 +64,7 @@
 // A sink that fails never fails or delays the tool call. By default
 // ([Drop], [DurabilityMemory]) Emit never waits: a row that finds the queue
 // full, or (with a spool) the spool full, is counted as dropped and
-// logged. [Block] waits at most [AsyncOptions.BlockTimeout] for room;
+// logged. [Block] waits at most [AsyncConfig.BlockTimeout] for room;
 // [DurabilityDisk] waits until the row is fsync'd in the spool (one fsync
 // for the calls queued together). Without a spool a failed batch is
 // retried and then goes to the fallback sink; with one, the fallback

@@ -76,7 +76,7 @@ func (k *keep) ids() []string {
 func TestRefusedRowsAreIsolatedThroughAnOutage(t *testing.T) {
 	sink := &pickySink{}
 	fb := &keep{}
-	w := audit.NewAsync(sink, audit.AsyncOptions{QueueSize: 2048, BatchSize: 1000, FlushInterval: time.Hour, Fallback: fb,
+	w := audit.NewAsync(sink, audit.AsyncConfig{QueueSize: 2048, BatchSize: 1000, FlushInterval: time.Hour, Fallback: fb,
 		FallbackLogger: discardLogger(nil), Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond})
 	poison := map[int]bool{3: true, 500: true, 501: true, 998: true}
 	for i := range 1000 {
@@ -128,7 +128,7 @@ func TestAnOutageIsNeverSplit(t *testing.T) {
 		return errors.New("connection refused")
 	})
 	fb := &keep{}
-	w := audit.NewAsync(sink, audit.AsyncOptions{BatchSize: 100, FlushInterval: time.Hour, Fallback: fb, MaxRetries: 2,
+	w := audit.NewAsync(sink, audit.AsyncConfig{BatchSize: 100, FlushInterval: time.Hour, Fallback: fb, MaxRetries: 2,
 		FallbackLogger: discardLogger(nil), Backoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	for i := range 100 {
 		w.Emit(context.Background(), audit.Record{Kind: audit.KindTool, CallID: fmt.Sprint(i), Outcome: audit.OutcomeOK})
@@ -148,14 +148,14 @@ func TestSpoolKeepsNumbersAsWritten(t *testing.T) {
 	dir := t.TempDir()
 	sink := newOnceSink()
 	sink.down.Store(true)
-	w := audit.NewAsync(sink, audit.AsyncOptions{Spool: openSpool(t, dir, audit.SpoolOptions{}), FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(sink, audit.AsyncConfig{Spool: openSpool(t, dir, audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
 	w.Emit(context.Background(), audit.Record{Kind: audit.KindTool, CallID: "c0", Outcome: audit.OutcomeOK,
 		ClientMeta: map[string]any{"huge": json.Number("1e999999"), "id": json.Number("9007199254740993")}})
 	w.Emit(context.Background(), audit.Record{Kind: audit.KindTool, CallID: "c1", Outcome: audit.OutcomeOK})
 	require.Error(t, w.Close(context.Background()), "the rows stay in the spool")
 
 	sink.down.Store(false)
-	w = audit.NewAsync(sink, audit.AsyncOptions{Spool: openSpool(t, dir, audit.SpoolOptions{}), FallbackLogger: discardLogger(nil)})
+	w = audit.NewAsync(sink, audit.AsyncConfig{Spool: openSpool(t, dir, audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
 	require.NoError(t, w.Close(context.Background()))
 	st := w.Stats()
 	assert.Zero(t, st.Dropped, "nothing dropped")

@@ -30,15 +30,15 @@ func demoServer(tb testing.TB) string {
 	tb.Helper()
 	ctx := context.Background()
 	dir := tb.TempDir()
-	store, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "audit.db"), sqlstore.Options{})
+	store, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "audit.db"), sqlstore.Config{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	spool, err := audit.OpenSpool(filepath.Join(dir, "audit.db.spool"), audit.SpoolOptions{FallbackLogger: discardLogger()})
+	spool, err := audit.OpenSpool(filepath.Join(dir, "audit.db.spool"), audit.SpoolConfig{FallbackLogger: discardLogger()})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool, FallbackLogger: discardLogger()})
+	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool, FallbackLogger: discardLogger()})
 	calls := stack.NewInFlight()
 	logger := discardLogger()
 	s, err := stack.NewServer(stack.ServerOptions{Audit: w, Logger: logger, SDKLogger: logger, SlowTimeout: 2 * time.Second,

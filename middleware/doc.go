@@ -52,15 +52,18 @@
 //     of [MaxArgBytes], the handler of [Chain.Then]. A positional value
 //     has no default: nil (a nil hook, handler, emitter or sink) or a value
 //     out of range (a zero or negative duration or limit) is a mistake.
-//   - A Config struct (an Options struct in audit), passed by value: a
-//     guard or a writer with several settings that all have defaults
-//     ([BulkheadConfig], [RetryConfig], audit.AsyncOptions). The zero value
+//   - A Config struct, named XConfig after its constructor (Config when
+//     the package has one constructor, as sqlstore.Config), passed by
+//     value: a guard or a writer with several settings that all have
+//     defaults ([BulkheadConfig], [RetryConfig], audit.AsyncConfig). (toolctx's
+//     ProgressOptions and LogOptions are not settings: each is the one
+//     argument of a call.) The zero value
 //     of every field is its documented default, so the zero struct is the
 //     default configuration; a nil function field (a Key, Retryable) is
 //     its documented default too. Any other value outside the range the
 //     field documents is a mistake: a negative duration, size or count
 //     (unless the field documents what a negative one means, as
-//     audit.AsyncOptions.MaxRetries does), an unknown enum value. A field
+//     audit.AsyncConfig.MaxRetries does), an unknown enum value. A field
 //     with no sensible default says it is required ([CacheConfig.TTL]),
 //     and its zero value is a mistake.
 //   - A functional option (WithX, variadic after the positional values):

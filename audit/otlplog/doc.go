@@ -3,11 +3,11 @@
 // backend that takes OTLP logs. It is its own package so that importing
 // audit builds no OpenTelemetry.
 //
-//	sink, err := otlplog.New(ctx, "http://127.0.0.1:4318", otlplog.Options{})
+//	sink, err := otlplog.New(ctx, "http://127.0.0.1:4318", otlplog.Config{})
 //	if err != nil { return err }
-//	spool, err := audit.OpenSpool("/var/lib/app/otlp.spool", audit.SpoolOptions{})
+//	spool, err := audit.OpenSpool("/var/lib/app/otlp.spool", audit.SpoolConfig{})
 //	if err != nil { return err }
-//	w := audit.NewAsync(sink, audit.AsyncOptions{Spool: spool})
+//	w := audit.NewAsync(sink, audit.AsyncConfig{Spool: spool})
 //	defer sink.Close(ctx)
 //	defer w.Close(ctx) // runs first: flushes the queue into the sink
 //
@@ -23,7 +23,7 @@
 // full spool drops rows, counted in [audit.Stats] and logged). A receiver
 // that accepts a request but rejects some of its records (an OTLP partial
 // success) has taken the request: sending it again would not change its
-// mind, so the rejection is logged to [Options.FallbackLogger] and the
+// mind, so the rejection is logged to [Config.FallbackLogger] and the
 // batch counts as written. Delivery is at least once: a batch whose
 // answer was lost (a timeout after the receiver took it) is sent again, so
 // a backend that must not count a row twice deduplicates on toolmw.call.id

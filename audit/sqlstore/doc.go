@@ -7,7 +7,7 @@
 // Both databases are in this one package: importing it builds both drivers,
 // and importing package audit builds neither.
 //
-// The table ([Options.Table], default "toolmw_audit") is created on open,
+// The table ([Config.Table], default "toolmw_audit") is created on open,
 // with an index on time (SQLite) or on time and on (tool, time)
 // (PostgreSQL) and a partial index on call_id (PostgreSQL), and its layout version is
 // kept in "<table>_schema" ([SchemaVersion]). Opening is idempotent; a

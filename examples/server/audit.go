@@ -111,14 +111,14 @@ func openAudit(ctx context.Context, cfg config, logger *slog.Logger) (*auditLog,
 			spoolDir = strings.SplitN(cfg.auditDB, "?", 2)[0] + ".spool"
 		}
 	}
-	spool, err := audit.OpenSpool(spoolDir, audit.SpoolOptions{FallbackLogger: logger})
+	spool, err := audit.OpenSpool(spoolDir, audit.SpoolConfig{FallbackLogger: logger})
 	if err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("%v (pass -audit-spool with a writable directory)", err)
 	}
 	// The recommended configuration: a call never waits on the store; an
 	// outage is absorbed by the spool and replayed once the store is back.
-	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool, FallbackLogger: logger, // logs its Stats on Close
+	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool, FallbackLogger: logger, // logs its Stats on Close
 		Durability: audit.Durability(cfg.auditDurability)})
 	al := &auditLog{store: store, w: w, where: where, logger: logger}
 	if cfg.otlpLogs != "" {
@@ -132,17 +132,17 @@ func openAudit(ctx context.Context, cfg config, logger *slog.Logger) (*auditLog,
 
 // openOTLP opens the OTLP sink, its spool and its writer.
 func (a *auditLog) openOTLP(ctx context.Context, endpoint, spoolDir string) error {
-	sink, err := otlplog.New(ctx, endpoint, otlplog.Options{FallbackLogger: a.logger})
+	sink, err := otlplog.New(ctx, endpoint, otlplog.Config{FallbackLogger: a.logger})
 	if err != nil {
 		return fmt.Errorf("%v (fix -otlp-logs-endpoint)", err)
 	}
-	spool, err := audit.OpenSpool(spoolDir, audit.SpoolOptions{FallbackLogger: a.logger})
+	spool, err := audit.OpenSpool(spoolDir, audit.SpoolConfig{FallbackLogger: a.logger})
 	if err != nil {
 		_ = sink.Close(ctx)
 		return fmt.Errorf("%v (pass -audit-spool with a writable directory: the OTLP rows wait in it + \"-otlp\")", err)
 	}
 	a.otlp = sink
-	a.otlpW = audit.NewAsync(sink, audit.AsyncOptions{Spool: spool, FallbackLogger: a.logger})
+	a.otlpW = audit.NewAsync(sink, audit.AsyncConfig{Spool: spool, FallbackLogger: a.logger})
 	a.logger.Info("audit rows also go over OTLP/HTTP", "endpoint", endpoint, "spool", spoolDir)
 	return nil
 }
@@ -173,13 +173,13 @@ func openStore(ctx context.Context, cfg config) (*sqlstore.Store, string, error)
 	if cfg.auditPostgres != "" {
 		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		s, err := sqlstore.OpenPostgres(octx, cfg.auditPostgres, sqlstore.Options{Table: cfg.auditTable})
+		s, err := sqlstore.OpenPostgres(octx, cfg.auditPostgres, sqlstore.Config{Table: cfg.auditTable})
 		if err != nil {
 			return nil, "", fmt.Errorf("cannot open the PostgreSQL audit store: %v (fix -audit-postgres or $%s, or -audit-table)", err, PostgresEnv)
 		}
 		return s, "PostgreSQL", nil
 	}
-	s, err := sqlstore.OpenSQLite(ctx, cfg.auditDB, sqlstore.Options{Table: cfg.auditTable})
+	s, err := sqlstore.OpenSQLite(ctx, cfg.auditDB, sqlstore.Config{Table: cfg.auditTable})
 	if err != nil {
 		return nil, "", fmt.Errorf("cannot open the audit database %q: %v (pass -audit-db with a writable file path, or fix -audit-table)", cfg.auditDB, err)
 	}
