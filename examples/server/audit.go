@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -175,13 +176,48 @@ func openStore(ctx context.Context, cfg config) (*sqlstore.Store, string, error)
 		defer cancel()
 		s, err := sqlstore.OpenPostgres(octx, cfg.auditPostgres, sqlstore.Config{Table: cfg.auditTable})
 		if err != nil {
-			return nil, "", fmt.Errorf("cannot open the PostgreSQL audit store: %v (fix -audit-postgres or $%s, or -audit-table)", err, PostgresEnv)
+			hint := fmt.Sprintf("fix -audit-postgres or $%s", PostgresEnv)
+			if tableProblem(err) {
+				hint = "fix -audit-table, or use another database"
+			}
+			return nil, "", fmt.Errorf("cannot open the PostgreSQL audit store: %s (%s)", once(err.Error()), hint)
 		}
 		return s, "PostgreSQL", nil
 	}
 	s, err := sqlstore.OpenSQLite(ctx, cfg.auditDB, sqlstore.Config{Table: cfg.auditTable})
 	if err != nil {
-		return nil, "", fmt.Errorf("cannot open the audit database %q: %v (pass -audit-db with a writable file path, or fix -audit-table)", cfg.auditDB, err)
+		hint := "pass -audit-db with a writable file path"
+		switch {
+		case tableProblem(err):
+			hint = "fix -audit-table, or pass -audit-db with another file"
+		case strings.Contains(err.Error(), "does not exist"):
+			hint = "create the directory, or pass -audit-db with a file path in one that exists"
+		}
+		return nil, "", fmt.Errorf("cannot open the audit database %q: %v (%s)", cfg.auditDB, err, hint)
 	}
 	return s, "SQLite " + cfg.auditDB, nil
+}
+
+// tableProblem reports whether err is about the audit table (its name, or
+// a table toolmw did not make or a newer toolmw did), not the database.
+func tableProblem(err error) bool {
+	return errors.Is(err, sqlstore.ErrNotAudit) || errors.Is(err, sqlstore.ErrNewerSchema) ||
+		strings.Contains(err.Error(), "invalid table name") || strings.Contains(err.Error(), "of a toolmw audit table")
+}
+
+// once returns msg with a repeated tail said once: pgx reports each
+// attempt of a connection (with TLS, then without), so a closed port's
+// dial error arrives twice, "... X X".
+func once(msg string) string {
+	msg = strings.Join(strings.Fields(msg), " ") // pgx puts a newline between attempts
+	for i := 0; i < len(msg); i++ {
+		tail := msg[i:]
+		if n := len(tail); n%2 == 1 && n > 1 {
+			half := tail[:n/2]
+			if tail[n/2] == ' ' && half == tail[n/2+1:] && strings.TrimSpace(half) != "" {
+				return msg[:i] + half
+			}
+		}
+	}
+	return msg
 }

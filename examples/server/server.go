@@ -179,12 +179,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		defer ln.Close()
 	}
 
-	al, err := openAudit(ctx, cfg, logger)
-	if err != nil {
-		return fail(stderr, 1, "%v", err)
-	}
-	defer al.Close()
-
+	// Then the metrics listener, for the same reason, and before the audit
+	// log, whose writer logs its stats when it closes: a startup error is
+	// one line.
 	banner := stdout
 	if cfg.stdio {
 		banner = stderr // stdout is the MCP stream
@@ -194,6 +191,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fail(stderr, 1, "%v", err)
 	}
 	defer tel.close() // after serving: flushes the spans of the last calls
+
+	al, err := openAudit(ctx, cfg, logger)
+	if err != nil {
+		return fail(stderr, 1, "%v", err)
+	}
+	defer al.Close()
 
 	guardStore, err := openRedis(cfg.fleet, logger)
 	if err != nil {
