@@ -26,8 +26,8 @@
 //     100 B to 1 MB, concurrency 1 to 64.
 //   - bench/internal/paired (in bench/run): the end-to-end verdicts, on
 //     CPU per call with each arm (bare twice, the SDK's own middleware,
-//     toolmw) in a process of its own, alternated in short bursts of
-//     BenchmarkSDK and BenchmarkMCPGo runs; ratios paired per burst.
+//     toolmw) in a long-lived process of its own (BenchmarkPairedWorker),
+//     alternated in short bursts; ratios paired per burst.
 //   - BenchmarkABCPU (not in bench/run): the A/B harness for a
 //     change inside an adapter, CPU time per call of toolmw and two bare
 //     servers, for alternating two builds on a shared machine.

@@ -1,16 +1,10 @@
 package middleware
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/toolmw/toolmw/toolctx"
 )
-
-// ErrNilHandler is what a nil handler is, wrapped with where it was given:
-// the error [Chain.Then] and [Chain.ThenFunc] return, and the value
-// [Chain.Middleware]'s middleware panics with (it cannot return an error).
-var ErrNilHandler = errors.New("middleware: nil handler")
 
 // Chain is an immutable list of interceptors. The zero Chain is empty and
 // ready to use.
@@ -35,11 +29,11 @@ func appendNonNil(dst, ms []toolctx.Middleware) []toolctx.Middleware {
 
 // Then returns h wrapped in the chain: New(m1, m2, m3).Then(h) is
 // m1(m2(m3(h))). A nil h, or an interceptor that returns a nil handler, is
-// an error wrapping [ErrNilHandler], not a silent default. Then may be
+// an error wrapping [toolctx.ErrNilHandler], not a silent default. Then may be
 // called any number of times; each call wraps h anew.
 func (c Chain) Then(h toolctx.Handler) (toolctx.Handler, error) {
 	if h == nil {
-		return nil, fmt.Errorf("%w: Chain.Then was given nil", ErrNilHandler)
+		return nil, fmt.Errorf("%w: Chain.Then was given nil", toolctx.ErrNilHandler)
 	}
 	return wrap(c.ms, h, "Chain.Then")
 }
@@ -51,7 +45,7 @@ func wrap(ms []toolctx.Middleware, h toolctx.Handler, ctor string) (toolctx.Hand
 		if h = ms[i](h); h == nil {
 			// A broken interceptor: report it here rather than as a nil
 			// dereference on the first call.
-			return nil, fmt.Errorf("%w: %s: interceptor %d of %d returned a nil handler", ErrNilHandler, ctor, i+1, len(ms))
+			return nil, fmt.Errorf("%w: %s: interceptor %d of %d returned a nil handler", toolctx.ErrNilHandler, ctor, i+1, len(ms))
 		}
 	}
 	return h, nil
@@ -60,7 +54,7 @@ func wrap(ms []toolctx.Middleware, h toolctx.Handler, ctor string) (toolctx.Hand
 // ThenFunc is Then(toolctx.HandlerFunc(fn)); a nil fn is an error.
 func (c Chain) ThenFunc(fn toolctx.HandlerFunc) (toolctx.Handler, error) {
 	if fn == nil {
-		return nil, fmt.Errorf("%w: Chain.ThenFunc was given nil", ErrNilHandler)
+		return nil, fmt.Errorf("%w: Chain.ThenFunc was given nil", toolctx.ErrNilHandler)
 	}
 	return c.Then(fn)
 }
@@ -87,13 +81,13 @@ func (c Chain) Len() int { return len(c.ms) }
 // toolctx.Middleware cannot return an error, so the mistakes Then returns
 // (a nil handler, which only a broken adapter would pass, an interceptor
 // that returns a nil handler) are panics there, with the same error
-// (errors.Is(v, ErrNilHandler)), when the adapter wraps the handler: at
+// (errors.Is(v, toolctx.ErrNilHandler)), when the adapter wraps the handler: at
 // construction still, never at the first call.
 func (c Chain) Middleware() toolctx.Middleware {
 	ms := c.ms
 	return func(h toolctx.Handler) toolctx.Handler {
 		if h == nil {
-			panic(fmt.Errorf("%w: Chain.Middleware was applied to nil", ErrNilHandler))
+			panic(fmt.Errorf("%w: Chain.Middleware was applied to nil", toolctx.ErrNilHandler))
 		}
 		h, err := wrap(ms, h, "Chain.Middleware")
 		if err != nil {

@@ -77,11 +77,11 @@ func TestThenWorksWithNoMiddleware(t *testing.T) {
 
 func TestThenNilIsAnError(t *testing.T) {
 	h, err := New(tagMiddleware("t1")).Then(nil)
-	assert.ErrorIs(t, err, ErrNilHandler, "Then(nil) is an error, not a default")
+	assert.ErrorIs(t, err, toolctx.ErrNilHandler, "Then(nil) is an error, not a default")
 	assert.Nil(t, h, "no handler on error")
 
 	h, err = New(tagMiddleware("t1")).ThenFunc(nil)
-	assert.ErrorIs(t, err, ErrNilHandler, "ThenFunc(nil) is an error")
+	assert.ErrorIs(t, err, toolctx.ErrNilHandler, "ThenFunc(nil) is an error")
 	assert.Nil(t, h, "no handler on error")
 
 	var nilFunc toolctx.HandlerFunc
@@ -185,7 +185,7 @@ func TestMiddlewareEquivalence(t *testing.T) {
 	}()
 	perr, isErr := v.(error)
 	require.True(t, isErr, "Middleware()(nil) panics with an error, not %T", v)
-	assert.ErrorIs(t, perr, ErrNilHandler, "Middleware()(nil) panics with ErrNilHandler")
+	assert.ErrorIs(t, perr, toolctx.ErrNilHandler, "Middleware()(nil) panics with ErrNilHandler")
 	assert.ErrorContains(t, perr, "Chain.Middleware", "naming where the nil was given")
 	assert.Equal(t, []string{"app"}, run(t, New().Middleware()(testApp)), "an empty chain's Middleware is the identity")
 
@@ -199,7 +199,7 @@ func TestMiddlewareEquivalence(t *testing.T) {
 func TestThenInterceptorReturningNil(t *testing.T) {
 	broken := func(toolctx.Handler) toolctx.Handler { return nil }
 	h, err := New(tagMiddleware("t1"), broken, tagMiddleware("t3")).Then(testApp)
-	assert.ErrorIs(t, err, ErrNilHandler, "an interceptor returning nil is a construction error")
+	assert.ErrorIs(t, err, toolctx.ErrNilHandler, "an interceptor returning nil is a construction error")
 	assert.ErrorContains(t, err, "interceptor 2 of 3", "the error names the interceptor")
 	assert.Nil(t, h, "no handler on error")
 	assert.Panics(t, func() { New(broken).Middleware()(testApp) }, "Middleware() panics on a broken interceptor")

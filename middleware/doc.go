@@ -85,6 +85,6 @@
 // "middleware.After: WithFallbackLogger(nil): ...". An option never fails
 // by itself: the constructor it is given to reports its mistake. A
 // [toolctx.Middleware] cannot return an error: [Chain.Middleware]'s
-// panics, with an error wrapping [ErrNilHandler], when an adapter applies
+// panics, with an error wrapping [toolctx.ErrNilHandler], when an adapter applies
 // it to a nil handler.
 package middleware

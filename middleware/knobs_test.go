@@ -49,7 +49,7 @@ func TestKnobsPositionalMistakes(t *testing.T) {
 	assert.NotPanics(t, func() { middleware.After(after) })
 
 	_, err := middleware.New().Then(nil)
-	assert.ErrorIs(t, err, middleware.ErrNilHandler, "a constructor that returns an error returns it")
+	assert.ErrorIs(t, err, toolctx.ErrNilHandler, "a constructor that returns an error returns it")
 	assert.ErrorContains(t, err, "Chain.Then", "naming the constructor")
 	_, err = middleware.New().ThenFunc(nil)
 	assert.ErrorContains(t, err, "Chain.ThenFunc")

@@ -1,6 +1,16 @@
 package toolctx
 
-import "context"
+import (
+	"context"
+	"errors"
+)
+
+// ErrNilHandler is what a nil handler given to a constructor is, wrapped
+// with the constructor's name: middleware.Chain.Then returns it, the
+// adapters' AddTool functions too, and Chain.Middleware panics with it.
+// One value, so that errors.Is(err, ErrNilHandler) holds whichever layer
+// refused the handler.
+var ErrNilHandler = errors.New("toolmw: nil handler")
 
 // Handler handles one tool call. It must return a non-nil result; adapters
 // and the core middleware treat a nil result as an internal failure.

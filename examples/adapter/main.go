@@ -90,7 +90,8 @@ type server struct {
 }
 
 func newServer(m toolctx.Middleware, tools []tool, opts ...adapter.Option) *server {
-	s := &server{tools: tools, cfg: adapter.NewConfig("adapter-example", append([]adapter.Option{adapter.WithTransport(toolctx.TransportStdio)}, opts...)...)}
+	cfg := adapter.MustConfig("adapter-example", "newServer", append([]adapter.Option{adapter.WithTransport(toolctx.TransportStdio)}, opts...)...)
+	s := &server{tools: tools, cfg: cfg}
 	s.chain = toolctx.HandlerFunc(s.dispatch)
 	if m != nil {
 		s.chain = m(s.chain)

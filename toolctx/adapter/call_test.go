@@ -67,7 +67,11 @@ type fixture struct {
 
 func newFixture() *fixture {
 	f := &fixture{logs: new(bytes.Buffer)}
-	f.cfg = adapter.NewConfig("toolmw/test", adapter.WithFallbackLogger(slog.New(slog.NewTextHandler(lockedWriter{f}, nil))))
+	cfg, err := adapter.NewConfig("toolmw/test", "test.New", adapter.WithFallbackLogger(slog.New(slog.NewTextHandler(lockedWriter{f}, nil))))
+	if err != nil {
+		panic(err)
+	}
+	f.cfg = cfg
 	f.codec = &codec{cfg: f.cfg}
 	return f
 }

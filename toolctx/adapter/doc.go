@@ -2,7 +2,7 @@
 // adapter must do the same way whatever the SDK under it, so that a third
 // SDK (or a hand-written JSON-RPC loop, see examples/adapter) keeps toolmw's
 // rule as toolctx/mcpsdk and toolctx/mcpgo do: the audit row may name the
-// cause; the caller may not.
+// cause; the caller may not. docs/adapter-kit.md is its guide.
 //
 // An adapter is a codec around the kit. For each tools/call it decodes the
 // SDK's request into a [Call]'s Request (with a [NewCallID]), and calls
@@ -15,10 +15,14 @@
 // both), and answers a cancelled call with a content-free canceled result.
 // What the codec does is the SDK's part: call the SDK's next handler for a
 // native tool (through [Native]), encode a [toolctx.CallResult] as the SDK
-// sends it, and send notifications.
+// sends it ([Encode], [EncodeValue], [EncodeMeta], [Plain], [ErrorMeta]),
+// and send notifications.
 //
 // The options every adapter takes are declared here ([WithTransport],
-// [WithNormalizer], [WithFallbackLogger]); the adapters re-export them.
+// [WithNormalizer], [WithFallbackLogger], [WithVisibility], resolved by
+// [NewConfig]); the adapters re-export them. For the SDKs that need them,
+// [Tasks] links a task's execution to its id and [Marks] tells the calls
+// that entered the middleware from those the SDK rejected before it.
 //
 // The kit imports toolctx and errs, never an SDK.
 package adapter

@@ -1,6 +1,8 @@
 package adapter
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/toolmw/toolmw/errs"
@@ -26,28 +28,73 @@ type Config struct {
 	// Visible is what [WithVisibility] gave; nil: every tool is visible.
 	// Read it through [Config.Hidden].
 	Visible func(req *toolctx.Request) bool
+
+	mistake string // the first option given a value it cannot use
 }
 
-// NewConfig applies opts, in order, to the defaults; name is the adapter's
-// (see [Config.Name]). A nil Option is skipped.
-func NewConfig(name string, opts ...Option) *Config {
+// NewConfig applies opts, in order, to the defaults for the adapter name
+// (see [Config.Name]) and its constructor ctor ("mcpsdk.AddTool", say). A
+// nil Option is skipped. An option given a value it cannot use
+// (WithFallbackLogger(nil), say) is an error naming ctor and the option
+// (see middleware's package doc, "Knobs").
+func NewConfig(name, ctor string, opts ...Option) (*Config, error) {
 	c := &Config{Name: name}
 	for _, o := range opts {
 		if o != nil {
 			o(c)
 		}
 	}
+	if c.mistake != "" {
+		return nil, errors.New(ctor + ": " + c.mistake)
+	}
+	return c, nil
+}
+
+// NewToolConfig is NewConfig for an adapter's tool registration ctor, after
+// what every registration checks first, in this order: a nil handler
+// (nilHandler) is an error wrapping [toolctx.ErrNilHandler], and a tool name
+// outside the MCP rules an [*errs.ToolNameError].
+func NewToolConfig(name, ctor, tool string, nilHandler bool, opts ...Option) (*Config, error) {
+	if nilHandler {
+		return nil, fmt.Errorf("%w: %s was given nil", toolctx.ErrNilHandler, ctor)
+	}
+	c, err := NewConfig(name, ctor, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := errs.CheckToolName(tool); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// MustConfig is [NewConfig] for a constructor that cannot return an error:
+// it panics with the error.
+func MustConfig(name, ctor string, opts ...Option) *Config {
+	c, err := NewConfig(name, ctor, opts...)
+	if err != nil {
+		panic(err)
+	}
 	return c
+}
+
+// fail records the first mistake of the options.
+func (c *Config) fail(mistake string) {
+	if c.mistake == "" {
+		c.mistake = mistake
+	}
 }
 
 // WithTransport names the transport the server is connected with, for
 // [toolctx.Request.Transport], where the adapter cannot tell it from the SDK
-// (each adapter says what it detects). An empty t is ignored.
+// (each adapter says what it detects). An empty t is a mistake.
 func WithTransport(t toolctx.Transport) Option {
 	return func(c *Config) {
-		if t != "" {
-			c.Transport = t
+		if t == "" {
+			c.fail(`WithTransport(""): name a transport, or leave the option out for the adapter's detection`)
+			return
 		}
+		c.Transport = t
 	}
 }
 
@@ -62,12 +109,18 @@ func WithNormalizer(n errs.Normalizer) Option {
 // WithFallbackLogger sets where the adapter reports what the chain's own
 // hooks cannot: a panic that escaped the whole chain (no middleware.Recover
 // in it, or an interceptor outside it panicked), a runtime.Goexit during a
-// call, and a result the chain returned that cannot be sent. Such a report
-// holds the raw value (and a panic's stack) and stays on the server; the
-// client gets the generic message. A logger that panics is ignored.
-// Default: slog.Default().
+// call, and a result the chain returned that cannot be sent. Such
+// a report holds the raw value (and a panic's stack) and stays on the
+// server; the client gets the generic message. A logger that panics is
+// ignored. Default: slog.Default(); a nil l is a mistake.
 func WithFallbackLogger(l *slog.Logger) Option {
-	return func(c *Config) { c.Logger = l }
+	return func(c *Config) {
+		if l == nil {
+			c.fail("WithFallbackLogger(nil): pass a logger, or leave the option out for slog.Default()")
+			return
+		}
+		c.Logger = l
+	}
 }
 
 // logger is the fallback logger.

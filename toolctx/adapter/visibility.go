@@ -31,12 +31,14 @@ import (
 // tools the guard only notes. A middleware.Matcher is such a predicate too. visible must be fast, must
 // not change req, and is called for every tool of every list; one that
 // panics hides the tool (the panic is logged to the fallback logger). A nil
-// visible is ignored: every tool is visible, as without the option.
+// visible is a mistake: leave the option out for every tool visible.
 func WithVisibility(visible func(req *toolctx.Request) bool) Option {
 	return func(c *Config) {
-		if visible != nil {
-			c.Visible = visible
+		if visible == nil {
+			c.fail("WithVisibility(nil): pass a predicate, or leave the option out for every tool visible")
+			return
 		}
+		c.Visible = visible
 	}
 }
 
@@ -57,4 +59,20 @@ func (c *Config) Hidden(req *toolctx.Request) (hidden bool) {
 		}
 	}()
 	return !c.Visible(req)
+}
+
+// Visible returns the tools of a tools/list that caller (the Request an
+// adapter fills for the list's caller, without a tool) may see: each tool
+// named (name's false drops a tool) whose name, in caller.Tool,
+// [Config.Hidden] does not hide.
+func Visible[T any](c *Config, caller toolctx.Request, tools []T, name func(T) (string, bool)) []T {
+	out := make([]T, 0, len(tools))
+	for _, t := range tools {
+		r := caller
+		var ok bool
+		if r.Tool, ok = name(t); ok && !c.Hidden(&r) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

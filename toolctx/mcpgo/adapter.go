@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
-	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -16,62 +15,40 @@ import (
 	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
-// Option configures [Middleware], [ServerOption], [AddHooks], [AddTool] and
-// [AddTaskTool]: the kit's options (see package toolctx/adapter),
-// re-exported.
+// Option configures [Middleware], [ServerOption], [AddHooks], [AddTool],
+// [AddTaskTool] and [ToolFilter]: the kit's options, re-exported.
 type Option = adapter.Option
 
-// The options, as [adapter.WithTransport], [adapter.WithNormalizer] and
-// [adapter.WithFallbackLogger] describe them. Without WithTransport the
-// transport is detected: mcp-go's in-process, streamable HTTP, SSE and
-// stdio sessions are recognised, and any other session (a custom one) or
-// none is [toolctx.TransportUnknown].
+// The options, as the kit describes them. Without WithTransport the
+// transport is detected from mcp-go's session, else
+// [toolctx.TransportUnknown].
 var (
 	WithTransport      = adapter.WithTransport
 	WithNormalizer     = adapter.WithNormalizer
 	WithFallbackLogger = adapter.WithFallbackLogger
 )
 
-// errNoResult is the cause recorded when an mcp-go handler returns neither a
-// result nor an error.
-var errNoResult = errors.New("mcpgo: the mcp-go tool handler returned a nil result and a nil error")
-
-// errNoCall is the cause recorded when the adapter's terminal handler is
-// called outside a call the adapter started (a misuse: a middleware that
-// stored the handler and called it later).
-var errNoCall = errors.New("mcpgo: the terminal handler was called outside the adapter")
+var (
+	errNoResult = errors.New("mcpgo: the mcp-go tool handler returned a nil result and a nil error")
+	errNoCall   = errors.New("mcpgo: the terminal handler was called outside the adapter")
+)
 
 type callKey struct{}
 
-// call is one tool call in flight. The chain runs in mcp-go's context
-// carrying the call under callKey, where the terminal handler finds
-// mcp-go's next handler and the original request.
+// call is one tool call, in the chain's context under callKey.
 type call struct {
 	adapter.Call[*mcp.CallToolResult]
 	e      *engine
 	mreq   mcp.CallToolRequest
 	next   server.ToolHandlerFunc
 	sender sender
-	// reject, when set, is what the terminal handler returns instead of
-	// calling mcp-go: the call was rejected before the tool middleware (see
-	// hooks.go).
-	reject *toolctx.CallResult
-	// cur is the Request the terminal handler received (the call's or a
-	// copy an interceptor made); handlers registered with AddTool run with
-	// it.
-	cur *toolctx.Request
-	// mres and tres are what mcp-go's next returned and its conversion: a
-	// successful tres that comes back unchanged is answered with mres, as is.
-	mres *mcp.CallToolResult
-	tres *toolctx.CallResult
-	// stash is the result of a handler registered with AddTool, which
-	// answered mcp-go with stashFor.
-	stash    *toolctx.CallResult
-	stashFor *mcp.CallToolResult
-	// checked is the mcp-go result last checked inside the chain (encodable,
-	// and valid against the output schema where that applies): the answer
-	// needs no second check when it is that one.
-	checked *mcp.CallToolResult
+	reject *toolctx.CallResult // the terminal's result for a call mcp-go rejected (hooks.go)
+	cur    *toolctx.Request    // the Request the terminal received; AddTool's handlers run with it
+	// A success tres, the conversion of mcp-go's mres, that comes back
+	// unchanged is answered with mres; stash, an AddTool handler's result,
+	// with stashFor; checked needs no second check.
+	mres, stashFor, checked *mcp.CallToolResult
+	tres, stash             *toolctx.CallResult
 }
 
 func callFrom(ctx context.Context) *call {
@@ -83,86 +60,37 @@ func callFrom(ctx context.Context) *call {
 type engine struct {
 	cfg     *adapter.Config
 	handler toolctx.Handler
-	// schemas caches the native tools' compiled output schemas.
-	schemas schemaCache
-	// marks, when set, tells the adapter's own hooks which calls entered
-	// the tool middleware (see hooks.go). Only [ServerOption], which
-	// installs the middleware and the hooks of one adapter on one server,
-	// sets it.
-	marks *sync.Map
-	// tasks, set by [ServerOption] too, tells the middleware the id of
-	// the task it runs as, for a tool mcp-go runs as a task through the
-	// tool middleware (the hybrid mode; see task.go).
+	schemas schemaCache // the native tools' compiled output schemas
+	// Set by [ServerOption] only: marks tells the hooks which calls entered
+	// the middleware (hooks.go), tasks a hybrid task its id (task.go).
+	marks *adapter.Marks
 	tasks *taskLinks
 }
 
 // Middleware returns an mcp-go tool middleware that runs m around every
-// tool call of the server it is installed on: tools registered natively with
-// (*server.MCPServer).AddTool, whose handlers stay as they are, and toolmw
-// Handlers registered with [AddTool]. m is typically a middleware.Chain's
-// Middleware(); a nil m runs no interceptor but keeps every other guarantee.
-//
-// For each call the adapter
-//   - builds a [toolctx.Request]: the tool name, the raw arguments, a
-//     generated CallID (mcp-go does not expose the JSON-RPC id to
-//     middleware), the session id, the transport, the client's _meta
-//     (untrusted), the HTTP header on HTTP transports, and the identity and
-//     request id an HTTP layer put in the context ([toolctx.IdentityFrom],
-//     [toolctx.RequestIDFrom]);
-//   - runs m around a terminal handler that calls mcp-go's next handler: a
-//     returned Go error becomes [toolctx.ErrorResult](err), keeping the
-//     raw error as the cause; a result with IsError is the handler's own
-//     public isError result;
-//   - runs the chain contained, as [adapter.Call.Serve] describes: a
-//     panic or runtime.Goexit that escapes the whole chain is reported to
-//     the [WithFallbackLogger] logger, and a call the client cancelled
-//     gets the public "canceled" result;
-//   - normalizes the result ([toolctx.Normalized]) and answers mcp-go with
-//     public fields only and a nil Go error, so a raw message never becomes
-//     a JSON-RPC -32603 error text. A failure carries its public code and
-//     detail under _meta[toolctx.ErrorMetaKey] as {"code", "detail"}.
-//
-// A successful result that the chain did not replace goes back to mcp-go as
-// the very *mcp.CallToolResult the handler returned, losslessly. An
-// interceptor may pass a copy of the Request with other Arguments to the
-// next handler: mcp-go's handler then receives those arguments (other
-// fields of the copy do not reach a native mcp-go handler).
-//
-// Install it first (outermost) with [ServerOption] or
-// (*server.MCPServer).Use: mcp-go applies tool middleware in the order
-// added, first outermost, and middleware outside it would see the raw
-// errors and panics it exists to contain.
-//
-// mcp-go runs tool lookup, tool filters, OnBeforeCallTool hooks and
-// input-schema validation (server.WithInputSchemaValidation) before any
-// tool middleware: an unknown tool is a JSON-RPC -32602 protocol error, and
-// invalid arguments are an isError result with the validator's feedback.
-// The middleware alone does not see those calls; [AddHooks] (which
-// [ServerOption] installs for you) runs m for them, after mcp-go has
-// rejected them, and the client still gets mcp-go's answer unchanged.
+// tool call of the server, native or registered with [AddTool]; a nil m
+// runs no interceptor but keeps every other guarantee. A Go error becomes
+// the chain's raw cause, a handler's isError result is public, and the
+// chain's result is normalized and answered with public fields only and a
+// nil Go error; a success the chain did not replace goes back as the
+// handler returned it. The chain runs contained, as [adapter.Call.Serve]
+// describes. Install it first (outermost). The calls mcp-go rejects before
+// any tool middleware reach the chain only through [AddHooks]. See
+// docs/adapters/mcpgo.md. An option given a value it cannot use panics.
 func Middleware(m toolctx.Middleware, opts ...Option) server.ToolHandlerMiddleware {
-	return newEngine(m, opts).middleware()
+	return newEngine(m, mustConfig("Middleware", opts)).middleware()
 }
 
-// ServerOption installs [Middleware](m, opts...) with
-// server.WithToolHandlerMiddleware and [AddHooks](hooks, m, opts...) on the
-// server's hooks, so that the chain also runs for the calls mcp-go rejects
-// before any tool middleware (an unknown tool, invalid arguments).
-//
-// Pass it to server.NewMCPServer before any other tool middleware option
-// (server.WithRecovery, server.WithLogger, ...), so that it is outermost,
-// and after server.WithHooks, if you use that: server.WithHooks replaces
-// the server's hooks, so a WithHooks given after ServerOption drops the
-// adapter's (call [AddHooks] on your hooks instead, then). ServerOption adds
-// to the hooks the server has when it is applied, creating them if there are
-// none; its hooks act only on calls to that server, so one *server.Hooks may
-// be shared by several servers. Do not also call AddHooks for the same
-// server: each rejected call would run the chain twice.
-// With [WithVisibility] among opts it also installs the predicate as an
-// mcp-go tool filter ([ToolFilter]).
+// ServerOption installs [Middleware](m, opts...), [AddHooks] on the
+// server's hooks (so the chain also runs for the calls mcp-go rejects
+// before any tool middleware), the hybrid task links, and, with
+// [WithVisibility], [ToolFilter]. Give it before any other tool middleware
+// option, and after server.WithHooks, which replaces the server's hooks;
+// its hooks act only on calls to that server. An option given a value it
+// cannot use panics.
 func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
-	e := newEngine(m, opts)
-	e.marks = new(sync.Map)
+	e := newEngine(m, mustConfig("ServerOption", opts))
+	e.marks = new(adapter.Marks)
 	mw := e.middleware()
 	return func(s *server.MCPServer) {
 		e.tasks = &taskLinks{match: func(ctx context.Context, r *mcp.CallToolRequest) bool { return hybridTask(ctx, s, r) }}
@@ -180,10 +108,14 @@ func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
 	}
 }
 
-func newConfig(opts []Option) *adapter.Config { return adapter.NewConfig("toolmw/mcpgo", opts...) }
+const adapterName = "toolmw/mcpgo"
 
-func newEngine(m toolctx.Middleware, opts []Option) *engine {
-	e := &engine{cfg: newConfig(opts)}
+func mustConfig(ctor string, opts []Option) *adapter.Config {
+	return adapter.MustConfig(adapterName, "mcpgo."+ctor, opts...)
+}
+
+func newEngine(m toolctx.Middleware, cfg *adapter.Config) *engine {
+	e := &engine{cfg: cfg}
 	var terminal toolctx.Handler = toolctx.HandlerFunc(e.terminal)
 	if m != nil {
 		terminal = m(terminal)
@@ -195,12 +127,11 @@ func newEngine(m toolctx.Middleware, opts []Option) *engine {
 func (e *engine) middleware() server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			e.markEntered(ctx)
+			e.marks.Enter(ctx)
 			taskID := ""
 			if request.Params.Task != nil && e.tasks != nil {
-				// Perhaps the execution of a task (the hybrid mode).
 				var end func()
-				ctx, taskID, end = e.tasks.begin(ctx, request.Params.Task)
+				ctx, taskID, end = e.tasks.Begin(ctx, request.Params.Task)
 				defer end()
 			}
 			c := &call{e: e, mreq: request, next: next}
@@ -210,19 +141,15 @@ func (e *engine) middleware() server.ToolHandlerMiddleware {
 	}
 }
 
-// serve runs the chain for c, whose mcp-go context is ctx, and returns the
-// answer for mcp-go.
 func (e *engine) serve(ctx context.Context, c *call, taskID string) *mcp.CallToolResult {
 	fillRequest(&c.Request, ctx, &c.mreq, e.cfg.Transport)
 	c.Request.TaskID = taskID
 	return c.Serve(context.WithValue(ctx, callKey{}, c), e.cfg, e.handler, c, &c.sender)
 }
 
-// Encode implements adapter.Codec: what mcp-go gets for the chain's result
-// res, and why it cannot be sent: its normalized public fields, or the very
-// result the handler returned when the chain passed a success through; one
-// the terminal did not check already is checked as the terminal checks a
-// handler's.
+// Encode implements adapter.Codec: res's public fields, or the very result
+// the handler returned when the chain passed a success through, checked
+// unless the terminal checked it.
 func (c *call) Encode(ctx context.Context, res *toolctx.CallResult) (*mcp.CallToolResult, error) {
 	res = toolctx.Normalized(ctx, res, c.e.cfg.Normalizer)
 	var out *mcp.CallToolResult
@@ -243,17 +170,15 @@ func (c *call) Encode(ctx context.Context, res *toolctx.CallResult) (*mcp.CallTo
 // Failure implements adapter.Codec.
 func (*call) Failure(pub errs.Public) *mcp.CallToolResult { return failureResult(pub) }
 
-// failureResult is a content-free failure carrying only pub's code and
-// message.
+// failureResult is a content-free failure carrying only pub.
 func failureResult(pub errs.Public) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
-		Result:  mcp.Result{Meta: &mcp.Meta{AdditionalFields: map[string]any{toolctx.ErrorMetaKey: map[string]any{"code": string(pub.Code)}}}},
+		Result:  mcp.Result{Meta: &mcp.Meta{AdditionalFields: map[string]any{toolctx.ErrorMetaKey: adapter.ErrorMeta(pub)}}},
 		Content: []mcp.Content{mcp.NewTextContent(pub.Message)},
 		IsError: true,
 	}
 }
 
-// terminal is the innermost toolmw handler: it calls mcp-go's next handler.
 func (e *engine) terminal(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
 	c := callFrom(ctx)
 	if c == nil {
@@ -272,8 +197,6 @@ func (e *engine) terminal(ctx context.Context, req *toolctx.Request) *toolctx.Ca
 		mreq.Params.RawArguments = req.Arguments
 	}
 	if req != &c.Request && req != nil && req.RequestState != c.Request.RequestState {
-		// An interceptor passed another request state (one it unsealed):
-		// the tool gets that.
 		mreq.Params.RequestState = req.RequestState
 	}
 	if req == nil {
@@ -294,9 +217,7 @@ func (e *engine) terminal(ctx context.Context, req *toolctx.Request) *toolctx.Ca
 		return toolctx.ErrorResult(&StructuredHandlerError{Text: text})
 	}
 	if !r.IsError {
-		// What mcp-go does after the middleware (encode the result,
-		// validate it against the output schema) must not fail with the
-		// value in its message: fail here, inside the chain.
+		// What mcp-go does after the middleware must not fail: fail here.
 		if err := e.checkAnswer(ctx, mreq.Params.Name, r); err != nil {
 			return toolctx.ErrorResult(err)
 		}
@@ -307,7 +228,6 @@ func (e *engine) terminal(ctx context.Context, req *toolctx.Request) *toolctx.Ca
 	return t
 }
 
-// fillRequest fills req from what mcp-go exposes.
 func fillRequest(req *toolctx.Request, ctx context.Context, r *mcp.CallToolRequest, transport toolctx.Transport) {
 	req.Tool = r.Params.Name
 	req.Arguments = rawArguments(r)
@@ -348,19 +268,9 @@ func rawArguments(r *mcp.CallToolRequest) json.RawMessage {
 	return b
 }
 
-// detectTransport names the transport of mcp-go's session.
-//
-// In-process and streamable HTTP sessions are told by what mcp-go exports:
-// the *server.InProcessSession type, and server.SessionWithStreamableHTTPConfig,
-// the interface only the streamable HTTP session implements. For SSE and
-// stdio mcp-go v1.2 offers nothing: the session types (sseSession,
-// stdioSession) are unexported and implement no interface of their own, and
-// neither server puts a value in the context that names it (only the
-// session, and on SSE the request header under an unexported key; its
-// WithSSEContextFunc and WithStdioContextFunc are the application's). So
-// those two are told by the session type's name in mcp-go's package, which
-// a test per transport holds to (e2e_test.go), and anything else is
-// [toolctx.TransportUnknown]; WithTransport fixes the transport instead.
+// detectTransport names the transport of mcp-go's session: by its exported
+// type or interface, and for SSE and stdio (mcp-go exports nothing that
+// tells them) by its type's name (docs/adapters/mcpgo.md, "The request").
 func detectTransport(session server.ClientSession) toolctx.Transport {
 	switch session.(type) {
 	case nil:

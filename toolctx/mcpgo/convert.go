@@ -7,15 +7,14 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/internal/jsonclone"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
-// toMCP converts a normalized result into mcp-go's, writing public fields
-// only: content, structured content, _meta and IsError. A failure's
-// structured content and _meta are not written (toolctx.Normalized clears
-// them); its _meta holds the public code and detail under
-// toolctx.ErrorMetaKey.
+// toMCP converts a normalized result into mcp-go's, public fields only; a
+// failure's _meta is its public code and detail.
 func toMCP(r *toolctx.CallResult) *mcp.CallToolResult {
 	if r.NeedsInput() {
 		return inputRequiredToMCP(r)
@@ -23,11 +22,11 @@ func toMCP(r *toolctx.CallResult) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{Content: contentToMCP(r.Content), IsError: r.IsError}
 	if r.IsError {
 		if r.Error != nil {
-			em := map[string]any{"code": string(r.Error.Code)}
+			pub := errs.Public{Code: r.Error.Code}
 			if len(r.Error.Detail) > 0 {
-				em["detail"] = jsonclone.Map(r.Error.Detail)
+				pub.Detail = jsonclone.Map(r.Error.Detail)
 			}
-			out.Meta = &mcp.Meta{AdditionalFields: map[string]any{toolctx.ErrorMetaKey: em}}
+			out.Meta = &mcp.Meta{AdditionalFields: map[string]any{toolctx.ErrorMetaKey: adapter.ErrorMeta(pub)}}
 		}
 		return out
 	}
@@ -36,8 +35,7 @@ func toMCP(r *toolctx.CallResult) *mcp.CallToolResult {
 	return out
 }
 
-// metaToMCP wraps a _meta map; mcp.Meta encodes AdditionalFields as they
-// are, progressToken included.
+// metaToMCP wraps a _meta map, progressToken included.
 func metaToMCP(m map[string]any) *mcp.Meta {
 	if m == nil {
 		return nil
@@ -119,10 +117,8 @@ func contentToMCP(cs []toolctx.Content) []mcp.Content {
 	return out
 }
 
-// fromMCP converts mcp-go's result for the chain. Content kinds toolctx does
-// not model (tool_use, tool_result, custom ones) are left out of the
-// conversion; a successful result the chain does not replace is sent as
-// mcp-go returned it, so nothing is lost on the wire.
+// fromMCP converts mcp-go's result for the chain, leaving out content kinds
+// toolctx does not model (an unreplaced success is sent as it was).
 func fromMCP(r *mcp.CallToolResult) *toolctx.CallResult {
 	if r.NeedsInput() && !r.IsError {
 		return &toolctx.CallResult{InputRequired: inputRequiredFromMCP(r), Meta: metaMap(r.Meta)}

@@ -418,7 +418,7 @@ func TestAddToolWithoutAdapter(t *testing.T) {
 		assert.True(t, res.IsError)
 	}
 	assert.NotContains(t, string(w.bytes()), "CANARY")
-	assert.ErrorIs(t, mcpgo.AddTool(s, mcp.NewTool("x"), nil), mcpgo.ErrNilHandler)
+	assert.ErrorIs(t, mcpgo.AddTool(s, mcp.NewTool("x"), nil), toolctx.ErrNilHandler)
 }
 
 // TestTransportDetected checks that a toolmw handler's Request and the

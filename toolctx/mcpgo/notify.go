@@ -9,19 +9,15 @@ import (
 	"github.com/toolmw/toolmw/toolctx"
 )
 
-// sender sends a call's notifications (adapter.Sender) to the call's
-// session with mcp-go's own methods (MCPServer.SendNotificationToClient,
-// MCPServer.SendLogMessageToClient), so it works on every transport mcp-go
-// serves (stdio, streamable HTTP, SSE, in-process).
+// sender sends a call's notifications (adapter.Sender) with mcp-go's own
+// methods, on every transport mcp-go serves.
 type sender struct {
-	// sdkCtx is mcp-go's context of the call: it names the server and the
-	// session (on streamable HTTP, the request's stream) and holds a
-	// per-request log level (protocol 2026-07-28). Nil: nothing is sent.
+	// sdkCtx names the server and session (the request's stream on
+	// streamable HTTP) and holds a per-request log level; nil sends nothing.
 	sdkCtx context.Context
 	token  mcp.ProgressToken
 }
 
-// init sets s up for the call whose mcp-go context is ctx.
 func (s *sender) init(ctx context.Context, r *mcp.CallToolRequest) {
 	s.sdkCtx = ctx
 	if m := r.Params.Meta; m != nil {
@@ -29,8 +25,7 @@ func (s *sender) init(ctx context.Context, r *mcp.CallToolRequest) {
 	}
 }
 
-// target is where s sends: the server and whether the call has a session
-// to send to.
+// target is the server, and whether the call has a session to send to.
 func (s *sender) target() (*server.MCPServer, bool) {
 	if s.sdkCtx == nil {
 		return nil, false
@@ -39,8 +34,7 @@ func (s *sender) target() (*server.MCPServer, bool) {
 	return srv, srv != nil && server.ClientSessionFromContext(s.sdkCtx) != nil
 }
 
-// SendProgress sends a notifications/progress with the client's progress
-// token, if it gave one.
+// SendProgress implements adapter.Sender.
 func (s *sender) SendProgress(opts toolctx.ProgressOptions) error {
 	srv, ok := s.target()
 	if s.token == nil || !ok {
@@ -56,9 +50,8 @@ func (s *sender) SendProgress(opts toolctx.ProgressOptions) error {
 	return srv.SendNotificationToClient(s.sdkCtx, string(mcp.MethodNotificationProgress), params)
 }
 
-// SendLog sends a notifications/message through
-// MCPServer.SendLogMessageToClient, which drops it unless its level passes
-// the session's (or the request's).
+// SendLog implements adapter.Sender; mcp-go drops a level the session (or
+// the request) did not ask for.
 func (s *sender) SendLog(opts toolctx.LogOptions) error {
 	srv, ok := s.target()
 	if !ok {

@@ -16,39 +16,26 @@ import (
 	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
-// ErrNilHandler is returned by [AddTool] for a nil handler.
-var ErrNilHandler = errors.New("mcpgo: AddTool needs a non-nil handler")
-
-// AddTool registers h as the tool described by tool on s.
-//
-// It checks at registration what mcp-go would otherwise accept silently or
-// panic on: the tool name ([errs.CheckToolName], a [*errs.ToolNameError]),
-// and the input and output schemas, which must be valid JSON and compile
-// with the JSON Schema library mcp-go validates with
-// (github.com/santhosh-tekuri/jsonschema/v6), and the x-mcp-header
-// annotations of the input schema (a [*errs.ToolSchemaError]). Nothing is
-// registered when it returns an error. A tool of the same name replaces the
-// previous one, as in mcp-go.
-//
-// When the server has the adapter's [Middleware] installed, h runs as the
-// innermost handler of that chain and the chain sees h's result as it is,
-// raw cause included. When it has not, h still runs safely on its own: a
-// panic is recovered, the result is normalized with the options' normalizer
-// and only public fields are sent; no interceptor runs.
+// AddTool registers h as the tool described by tool on s, checking what
+// mcp-go would accept silently or panic on: a nil h is an error wrapping
+// [toolctx.ErrNilHandler], the name a [*errs.ToolNameError], and input and
+// output schemas that are not JSON objects of type "object" or do not
+// compile (with mcp-go's JSON Schema library), or x-mcp-header annotations
+// mcp-go refuses, a [*errs.ToolSchemaError]; nothing is registered then. A
+// tool of the same name replaces the previous one, as in mcp-go. Behind
+// the adapter's [Middleware] the chain sees h's result as it is; without
+// it, h runs contained and its result is normalized. Its output is checked
+// against its output schema.
 func AddTool(s *server.MCPServer, tool mcp.Tool, h toolctx.Handler, opts ...Option) error {
-	if h == nil {
-		return ErrNilHandler
-	}
-	if err := errs.CheckToolName(tool.Name); err != nil {
+	cfg, err := adapter.NewToolConfig(adapterName, "mcpgo.AddTool", tool.Name, h == nil, opts...)
+	if err != nil {
 		return err
 	}
 	out, err := checkSchemas(&tool)
 	if err != nil {
 		return err
 	}
-	r := &registered{cfg: newConfig(opts), h: h, name: tool.Name, out: out}
-	// mcp-go panics on a name registered as a task tool and on invalid
-	// header annotations: Register reports either as an error.
+	r := &registered{cfg: cfg, h: h, name: tool.Name, out: out}
 	return adapter.Register("mcp-go", tool.Name, func() { s.AddTool(tool, r.handle) })
 }
 
@@ -97,7 +84,11 @@ func compileSchema(tool, kind string, raw json.RawMessage, required bool) (*json
 	if t, _ := doc.(map[string]any)["type"].(string); t != "object" {
 		return nil, fmt.Errorf("the schema's type is %q; MCP needs \"object\"", t)
 	}
-	url := "mem:///toolmw/tools/" + tool + "/" + kind + "-schema.json"
+	return compileAt("mem:///toolmw/tools/"+tool+"/"+kind+"-schema.json", doc)
+}
+
+// compileAt compiles the schema document doc under url.
+func compileAt(url string, doc any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
@@ -109,18 +100,13 @@ type registered struct {
 	cfg  *adapter.Config
 	h    toolctx.Handler
 	name string
-	// out is the tool's compiled output schema, or nil.
-	out *jsonschema.Schema
+	out  *jsonschema.Schema // nil: no output schema
 }
 
-// handle is the mcp-go handler of a tool registered with AddTool.
 func (r *registered) handle(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if c := callFrom(ctx); c != nil && c.cur != nil {
-		// The adapter's chain is outside (and runs contained, on a
-		// coroutine of its own, so a Goexit here is its to report): hand
-		// it the result as it is, raw cause included, and answer the
-		// mcp-go middleware in between (if any) with the public
-		// conversion.
+		// The adapter's chain is outside: it gets the result as it is,
+		// mcp-go middleware in between the public conversion.
 		res, out := r.result(ctx, adapter.Native(func() *toolctx.CallResult { return r.h.CallTool(ctx, c.cur) }))
 		c.stash, c.stashFor = res, out
 		if !out.IsError {
@@ -131,10 +117,8 @@ func (r *registered) handle(ctx context.Context, request mcp.CallToolRequest) (*
 	return r.alone(ctx, &request), nil
 }
 
-// result checks a successful result of h as the client will get it: it
-// must pass the tool's output schema (when the tool has one) and encode. A
-// result that does not is replaced by a raw failure whose cause says why.
-// It returns the result for the chain and its public conversion.
+// result returns h's result for the chain and its public conversion; a
+// success must pass the output schema and encode, else it is a raw failure.
 func (r *registered) result(ctx context.Context, res *toolctx.CallResult) (*toolctx.CallResult, *mcp.CallToolResult) {
 	norm := toolctx.Normalized(ctx, res, r.cfg.Normalizer)
 	if res == nil {
@@ -162,8 +146,7 @@ func (r *registered) result(ctx context.Context, res *toolctx.CallResult) (*tool
 	return res, toMCP(toolctx.Normalized(ctx, res, r.cfg.Normalizer))
 }
 
-// alone runs h when no adapter is outside: the kit runs it contained and
-// answers for it (see adapter.Call.Serve).
+// alone runs h when no adapter is outside: the kit answers for it.
 func (r *registered) alone(ctx context.Context, mreq *mcp.CallToolRequest) *mcp.CallToolResult {
 	c := &adapter.Call[*mcp.CallToolResult]{}
 	fillRequest(&c.Request, ctx, mreq, r.cfg.Transport)
@@ -172,7 +155,6 @@ func (r *registered) alone(ctx context.Context, mreq *mcp.CallToolRequest) *mcp.
 	return c.Serve(ctx, r.cfg, r.h, aloneCodec{r}, s)
 }
 
-// aloneCodec is the codec of a registered tool without an adapter outside.
 type aloneCodec struct{ r *registered }
 
 // Encode implements adapter.Codec.

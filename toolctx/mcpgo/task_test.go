@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
 )
 
@@ -182,7 +183,7 @@ func TestAddTaskToolChecks(t *testing.T) {
 	h := func(context.Context, mcp.CallToolRequest) (*mcp.CreateTaskResult, error) { return nil, nil }
 	s := server.NewMCPServer("t", "1", server.WithTaskCapabilities(true, true, true))
 	assert.ErrorIs(t, mcpgo.AddTaskTool(nil, mcp.NewTool("x"), nil, h), mcpgo.ErrNilServer, "a nil server")
-	assert.ErrorIs(t, mcpgo.AddTaskTool(s, mcp.NewTool("x"), nil, nil), mcpgo.ErrNilHandler, "a nil handler")
+	assert.ErrorIs(t, mcpgo.AddTaskTool(s, mcp.NewTool("x"), nil, nil), toolctx.ErrNilHandler, "a nil handler")
 	var nameErr *errs.ToolNameError
 	assert.True(t, errors.As(mcpgo.AddTaskTool(s, mcp.NewTool("bad name!"), nil, h), &nameErr), "a bad name")
 	s.AddTool(mcp.NewTool("plain"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })

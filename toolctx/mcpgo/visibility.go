@@ -11,22 +11,15 @@ import (
 )
 
 // WithVisibility is [adapter.WithVisibility]. [ServerOption] applies it as
-// an mcp-go tool filter (server.WithToolFilter), which mcp-go applies to
-// every tools/list and, before any tool middleware, to every tools/call: a
-// hidden tool is answered exactly as a tool the server does not have
-// (JSON-RPC -32602, "tool 'name' not found: tool not found"), and the
-// chain runs for the call as for any unknown tool (see [AddHooks]). The
-// caller is the one an HTTP layer put in the request's context
-// ([toolctx.IdentityFrom]), per request on every transport. [Middleware]
-// alone cannot filter lists: use ServerOption, or give [ToolFilter] to
-// server.WithToolFilter yourself.
+// an mcp-go tool filter, so a hidden tool is listed and answered as one the
+// server does not have; [Middleware] alone cannot (see [ToolFilter]).
 var WithVisibility = adapter.WithVisibility
 
 // ToolFilter returns the mcp-go tool filter of the [WithVisibility]
-// predicate among opts, or nil if there is none. [ServerOption] installs
-// it; use it directly only with [Middleware] and [AddHooks].
+// predicate among opts, or nil if there is none, for servers without
+// [ServerOption]. An option given a value it cannot use panics.
 func ToolFilter(opts ...Option) server.ToolFilterFunc {
-	return toolFilter(newConfig(opts))
+	return toolFilter(mustConfig("ToolFilter", opts))
 }
 
 func toolFilter(cfg *adapter.Config) server.ToolFilterFunc {
@@ -46,14 +39,6 @@ func toolFilter(cfg *adapter.Config) server.ToolFilterFunc {
 		if caller.Transport == "" {
 			caller.Transport = detectTransport(session)
 		}
-		out := make([]mcp.Tool, 0, len(tools))
-		for _, t := range tools {
-			r := caller
-			r.Tool = t.Name
-			if !cfg.Hidden(&r) {
-				out = append(out, t)
-			}
-		}
-		return out
+		return adapter.Visible(cfg, caller, tools, func(t mcp.Tool) (string, bool) { return t.Name, true })
 	}
 }

@@ -15,92 +15,53 @@ import (
 	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
-// methodCallTool is the MCP method the adapter intercepts. Every other method
-// goes straight to the SDK.
 const methodCallTool = "tools/call"
 
 // Option configures [Middleware], [Install], [AddTool] and [AddTypedTool]:
 // the kit's options (see package toolctx/adapter), re-exported.
 type Option = adapter.Option
 
-// The options, as [adapter.WithTransport], [adapter.WithNormalizer] and
-// [adapter.WithFallbackLogger] describe them. The SDK does not tell a
-// handler which transport a call came on: the adapter detects streamable
-// HTTP (the one transport that sets the request's Extra) and SSE behind
-// [SSE]; every other call gets WithTransport's, or
-// [toolctx.TransportUnknown]. Use one server (and one Install) per
-// transport when the distinction matters.
+// The options, as the kit describes them. The adapter detects streamable
+// HTTP, and SSE behind [SSE]; every other call gets WithTransport's, or
+// [toolctx.TransportUnknown].
 var (
 	WithTransport      = adapter.WithTransport
 	WithNormalizer     = adapter.WithNormalizer
 	WithFallbackLogger = adapter.WithFallbackLogger
 )
 
-func newConfig(opts []Option) *adapter.Config {
-	return adapter.NewConfig("toolmw/mcpsdk", opts...)
+const adapterName = "toolmw/mcpsdk"
+
+func mustConfig(ctor string, opts []Option) *adapter.Config {
+	return adapter.MustConfig(adapterName, "mcpsdk."+ctor, opts...)
 }
 
-// Install adds [Middleware](m, opts...) to s as a receiving middleware. Call
-// it once per server. Each [mcp.Server.AddReceivingMiddleware] wraps the
-// handler as it is at that moment, so the middleware added last is the
-// outermost: add a receiving middleware that must run outside toolmw (and
-// see what toolmw answers) after Install, and one that must run inside it,
-// closer to the tool, before Install.
+// Install adds [Middleware](m, opts...) to s as a receiving middleware,
+// once per server. The receiving middleware added last is outermost: add
+// one that must see what toolmw answers after Install, one that must run
+// closer to the tool before. An option given a value it cannot use panics.
 func Install(s *mcp.Server, m toolctx.Middleware, opts ...Option) {
-	s.AddReceivingMiddleware(Middleware(m, opts...))
+	s.AddReceivingMiddleware(middleware(m, true, mustConfig("Install", opts)))
 }
 
 // Middleware returns an SDK receiving middleware that runs m around every
-// tools/call of the server it is added to, whether the tool was registered
-// with [mcp.AddTool], [mcp.Server.AddTool] or this package's [AddTool]. Other
-// methods pass through untouched. A nil m runs no interceptor but still
-// applies the adapter's rules below.
-//
-// The handler at the end of m calls the SDK and turns what it returns into a
-// [*toolctx.CallResult]:
-//
-//   - a successful result: its content (every kind), structured content and
-//     _meta, as is;
-//   - an isError result carrying [mcp.CallToolResult.GetError] (a typed
-//     handler's error): a failure whose raw cause is that error. The text the
-//     SDK copied into the content is dropped;
-//   - the SDK's own input-validation failure of a typed tool (the
-//     arguments fail the tool's input schema, so the tool's function was
-//     not entered): an [errs.CodeInvalidArguments] failure whose public
-//     message is the adapter's validation message of those arguments (it
-//     describes only what the caller sent);
-//   - an isError result without GetError (a handler's own): public as is;
-//   - a Go error (a raw handler's error, an output-schema failure, an
-//     error from SDK middleware inside this one, a [*jsonrpc.Error] returned
-//     by a handler, whatever its code and text): a failure whose raw cause
-//     is that error; except a handler's URL elicitation, which passes (see
-//     the package documentation);
-//   - a result that cannot be encoded as JSON: a failure whose raw cause
-//     says why;
-//   - a panic in the SDK or the handler: a failure whose cause is an
-//     [*errs.PanicError];
-//   - the SDK's refusal of a tool that is not in the server's tool table:
-//     an [errs.CodeUnknownTool] failure; if the chain lets it through, the
-//     client gets an unknown-tool protocol error. The chain does run for
-//     unknown tools, so guards and audit see the attempt.
-//
-// The chain's result is then normalized ([toolctx.Normalized], default
-// rules) and written back with public fields only; a failure carries its
-// code and public detail under _meta[[toolctx.ErrorMetaKey]]. A successful
-// result the chain did not replace goes back exactly as the SDK produced it.
-// The chain runs contained, as [adapter.Call.Serve] describes: a panic
-// that escapes it is recovered as a last resort, a runtime.Goexit in it
-// ends the call as an internal failure (see [WithFallbackLogger]), and a
-// call the client cancelled gets a content-free canceled result (the SDK
-// writes a response even then), whatever the handler returned late.
+// tools/call of the server, whatever registered the tool; other methods
+// pass through. A nil m runs no interceptor but keeps the adapter's rules.
+// The SDK's answer becomes the chain's [*toolctx.CallResult] (a typed
+// handler's error, a Go error, a panic, an unencodable result: a failure
+// with that raw cause; the SDK's refusal of an unknown tool or of invalid
+// arguments: a public failure), and the chain's result is normalized and
+// written back with public fields only; a success the chain did not
+// replace goes back as the SDK produced it. The chain runs contained, as
+// [adapter.Call.Serve] describes. See docs/adapters/mcpsdk.md for each
+// case. An option given a value it cannot use panics.
 func Middleware(m toolctx.Middleware, opts ...Option) mcp.Middleware {
-	return middleware(m, true, opts)
+	return middleware(m, true, mustConfig("Middleware", opts))
 }
 
 // middleware is Middleware, with the input-schema cache or without it
 // (tests and benchmarks compare).
-func middleware(m toolctx.Middleware, cache bool, opts []Option) mcp.Middleware {
-	cfg := newConfig(opts)
+func middleware(m toolctx.Middleware, cache bool, cfg *adapter.Config) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		t := terminal{next: next}
 		if cache {
@@ -137,16 +98,12 @@ type callKey struct{}
 
 type invocationKey struct{}
 
-// call is the adapter's state for one tools/call, in the chain's context
-// under callKey.
 type call struct {
 	adapter.Call[reply]
 	cfg    *adapter.Config
 	sdk    *mcp.CallToolRequest
 	sender sender
-	// hidden: the caller may not see the tool (WithVisibility); it is
-	// answered as an unknown tool whatever the chain returns.
-	hidden bool
+	hidden bool // WithVisibility hides the tool: answered as unknown
 
 	runs  atomic.Int32
 	first invocation                 // the terminal's first run, without an allocation
@@ -160,8 +117,7 @@ type reply struct {
 }
 
 // invocation is one run of the terminal handler (a retrying interceptor may
-// run it more than once). The context the SDK runs the tool in carries it
-// under invocationKey.
+// run it more than once), in the tool's context under invocationKey.
 type invocation struct {
 	req *toolctx.Request // as the terminal received it
 
@@ -175,8 +131,8 @@ type invocation struct {
 	wireFor   *toolctx.CallResult
 }
 
-// protocolError is an SDK protocol error the client gets unchanged when the
-// chain lets the failure through: its public side is pub.
+// protocolError is an SDK protocol error the client gets when the chain
+// lets the failure through; pub is its public side.
 type protocolError struct {
 	pub  *errs.Error
 	wire *jsonrpc.Error
@@ -190,8 +146,8 @@ var (
 	errNilSDKResult = errors.New("mcpsdk: the SDK returned neither a result nor an error")
 )
 
-// Encode implements adapter.Codec: what the SDK gets for the chain's
-// result res. The terminal's own results were encoded by the terminal.
+// Encode implements adapter.Codec; the terminal's own results are encoded
+// already.
 func (c *call) Encode(ctx context.Context, res *toolctx.CallResult) (reply, error) {
 	if c.hidden {
 		return reply{proto: unknownTool(c.Request.Tool).wire}, nil
@@ -225,15 +181,12 @@ func (c *call) Failure(pub errs.Public) reply {
 	return reply{out: withResultType(c.sdk.Session, failureResult(pub))}
 }
 
-// encode checks that res, which the terminal is about to hand the chain,
-// can be sent, and encodes its structured content once for the SDK (see
-// encodeResult). A result that cannot be encoded becomes a raw failure,
-// which the chain scrubs and reports like any other.
+// encode checks that res, which the terminal hands the chain, can be sent,
+// encoding it once for the SDK: one that cannot becomes a raw failure.
 func (inv *invocation) encode(ctx context.Context, res *toolctx.CallResult) *toolctx.CallResult {
 	var err error
 	switch {
 	case res == nil || res.Cause() != nil || res.Error != nil:
-		// A failure: the envelope the adapter writes is checked by finish.
 		return res
 	case res == inv.passed:
 		if inv.sdkResult, err = encodeResult(inv.sdkResult); err != nil {
@@ -241,26 +194,23 @@ func (inv *invocation) encode(ctx context.Context, res *toolctx.CallResult) *too
 			return toolctx.ErrorResult(err)
 		}
 		return res
-	case !res.IsError:
-		// A tool added with AddTool: what finish would write.
+	case !res.IsError: // a tool added with AddTool
 		if inv.wire, err = wireResult(inv.sdkResult, res); err != nil {
 			return toolctx.ErrorResult(err)
 		}
 		inv.wireFor = res
 		return res
 	}
-	// A handler's own isError result: the client gets its content.
+	// A handler's own isError result, whose content the client gets.
 	if _, err = wireResult(nil, toolctx.Normalized(ctx, res, errs.Normalizer{})); err != nil {
 		return toolctx.ErrorResult(err)
 	}
 	return res
 }
 
-// terminal is the handler at the end of the chain: it calls the SDK.
 type terminal struct {
-	next mcp.MethodHandler
-	// schemas caches the tools' compiled input schemas (nil: none).
-	schemas *schemaCache
+	next    mcp.MethodHandler
+	schemas *schemaCache // nil: compile each time
 }
 
 func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
@@ -273,8 +223,7 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) *toolctx.C
 	}
 	sreq := c.sdk
 	if req != &c.Request && (!bytes.Equal(req.Arguments, c.Request.Arguments) || req.RequestState != c.Request.RequestState) {
-		// An interceptor passed a request with other arguments, or
-		// another request state (one it unsealed): the tool gets those.
+		// An interceptor changed the arguments or the request state.
 		p := *sreq.Params
 		p.Arguments = req.Arguments
 		p.RequestState = req.RequestState
@@ -294,18 +243,15 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) *toolctx.C
 	})
 	c.last.Store(inv)
 	if cerr := ctx.Err(); cerr != nil && (res == nil || res.Cause() == nil) {
-		// The call was cancelled or ran out of time while the SDK ran it:
-		// a late success (or a handler's own isError result) is replaced
-		// by why, so the chain sees a canceled or timed-out call. A late
-		// failure keeps its cause, for the audit row: the chain still
-		// classifies it as canceled or timed out, scrubbed.
+		// A late success becomes why the call ended; a late failure
+		// keeps its cause for the row (classified canceled or timeout).
 		return toolctx.ErrorResult(cerr)
 	}
 	return res
 }
 
-// convert turns what the SDK returned for sreq into the chain's result
-// (see Middleware). Where a failure arose is decided in origin.go.
+// convert turns what the SDK returned for sreq into the chain's result;
+// origin.go decides where a failure arose.
 func (inv *invocation) convert(ctx context.Context, t terminal, sreq *mcp.CallToolRequest, res mcp.Result, err error) *toolctx.CallResult {
 	r, _ := res.(*mcp.CallToolResult)
 	if inv.hasDirect {
@@ -339,7 +285,6 @@ func (inv *invocation) convert(ctx context.Context, t terminal, sreq *mcp.CallTo
 	if r.IsError {
 		ge := r.GetError()
 		if ge == nil {
-			// The handler's own isError result: its content is public.
 			return &toolctx.CallResult{IsError: true, Content: fromSDKContent(r.Content), StructuredContent: r.StructuredContent, Meta: r.Meta}
 		}
 		if pub, ok := t.inputValidation(ctx, sreq, ge); ok {
@@ -349,8 +294,6 @@ func (inv *invocation) convert(ctx context.Context, t terminal, sreq *mcp.CallTo
 	}
 	inv.ok = toolctx.CallResult{Content: fromSDKContent(r.Content), StructuredContent: r.StructuredContent, Meta: r.Meta}
 	if r.InputRequests != nil {
-		// A handler's input-required result (the SDK has already refused
-		// one that also has content).
 		ir, err := inputRequiredFromSDK(r)
 		if err != nil {
 			return toolctx.ErrorResult(fmt.Errorf("%w: input requests: %w", errUnencodable, err))
@@ -361,12 +304,9 @@ func (inv *invocation) convert(ctx context.Context, t terminal, sreq *mcp.CallTo
 	return inv.passed
 }
 
-// fill sets req from what the SDK exposes, and returns the context the chain
-// runs in: ctx, or, on a stateful streamable HTTP session (where ctx is the
-// context of the request that created the session), ctx carrying this
-// call's identity and request id, or none, so that toolctx.IdentityFrom and
-// RequestIDFrom in the chain agree with r and are never the session
-// creator's.
+// fill sets r from what the SDK exposes and returns the chain's context:
+// ctx, or, where ctx is a session's (stateful streamable HTTP, SSE), ctx
+// carrying this call's identity and request id, never the session's.
 func fill(cfg *adapter.Config, ctx context.Context, r *toolctx.Request, sreq *mcp.CallToolRequest) context.Context {
 	p := sreq.Params
 	r.Tool = p.Name
@@ -386,12 +326,9 @@ func fill(cfg *adapter.Config, ctx context.Context, r *toolctx.Request, sreq *mc
 	return toolctx.WithRequestID(toolctx.WithIdentity(ctx, id), r.RequestID)
 }
 
-// identify sets r's transport, session, identity and request id from what
-// the SDK exposes of a request (its session and, on streamable HTTP, its
-// Extra), for a tools/call and a tools/list alike. It reports whether ctx
-// belongs to this request: false on a stateful streamable HTTP session or
-// an SSE session, where ctx is the context of the request that opened the
-// session and its identity and request id are not this caller's.
+// identify sets r's transport, session, identity and request id from a
+// request's session and Extra (tools/call and tools/list alike); it reports
+// whether ctx is this request's, and not the session's.
 func identify(cfg *adapter.Config, ctx context.Context, r *toolctx.Request, session *mcp.ServerSession, extra *mcp.RequestExtra) (perRequest bool) {
 	r.Transport = cfg.Transport
 	if r.Transport == "" {
@@ -402,7 +339,6 @@ func identify(cfg *adapter.Config, ctx context.Context, r *toolctx.Request, sess
 	}
 	perRequest = true
 	if extra != nil {
-		// Only the streamable HTTP transport sets Extra.
 		r.Transport = toolctx.TransportStreamableHTTP
 		r.Header = extra.Header
 		if ti := extra.TokenInfo; ti != nil {
@@ -413,7 +349,6 @@ func identify(cfg *adapter.Config, ctx context.Context, r *toolctx.Request, sess
 		}
 		perRequest = r.SessionID == ""
 	} else if ss, ok := ctx.Value(sseKey{}).(*sseSession); ok {
-		// A session opened through SSE: the context is that of its GET.
 		r.Transport = toolctx.TransportSSE
 		r.SessionID = ss.sessionID()
 		perRequest = false
@@ -429,9 +364,8 @@ func identify(cfg *adapter.Config, ctx context.Context, r *toolctx.Request, sess
 	return perRequest
 }
 
-// toSDKResult writes r's public fields into an SDK result. shell, when set,
-// is the result the SDK produced for this call: copying it keeps the SDK's
-// private bookkeeping (its result type) without its content.
+// toSDKResult writes r's public fields into an SDK result; copying shell,
+// the SDK's result of the call, keeps its private result type.
 func toSDKResult(shell *mcp.CallToolResult, r *toolctx.CallResult) (*mcp.CallToolResult, error) {
 	if r.NeedsInput() {
 		return inputRequiredToSDK(r)
@@ -453,7 +387,7 @@ func toSDKResult(shell *mcp.CallToolResult, r *toolctx.CallResult) (*mcp.CallToo
 		}
 	}
 	if r.IsError && r.Error != nil {
-		meta[toolctx.ErrorMetaKey] = errorMeta(*r.Error)
+		meta[toolctx.ErrorMetaKey] = adapter.ErrorMeta(*r.Error)
 	}
 	out.Meta = meta
 	return out, nil
@@ -468,19 +402,11 @@ func wireResult(shell *mcp.CallToolResult, r *toolctx.CallResult) (*mcp.CallTool
 	return encodeResult(out)
 }
 
-func errorMeta(pub errs.Public) map[string]any {
-	m := map[string]any{"code": string(pub.Code)}
-	if pub.Detail != nil {
-		m["detail"] = pub.Detail
-	}
-	return m
-}
-
 // failureResult is a content-free failure with only pub.
 func failureResult(pub errs.Public) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		IsError: true,
 		Content: []mcp.Content{&mcp.TextContent{Text: pub.Message}},
-		Meta:    mcp.Meta{toolctx.ErrorMetaKey: errorMeta(pub)},
+		Meta:    mcp.Meta{toolctx.ErrorMetaKey: adapter.ErrorMeta(pub)},
 	}
 }

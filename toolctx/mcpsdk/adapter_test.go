@@ -54,9 +54,9 @@ func TestAddToolRegistrationErrors(t *testing.T) {
 	err = mcpsdk.AddTool(s, &mcp.Tool{Name: "bad_default", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","default":"x"}}}`)}, h)
 	require.ErrorAs(t, err, &schemaErr)
 
-	require.ErrorIs(t, mcpsdk.AddTool(s, &mcp.Tool{Name: "ok", InputSchema: obj}, nil), mcpsdk.ErrNilHandler)
+	require.ErrorIs(t, mcpsdk.AddTool(s, &mcp.Tool{Name: "ok", InputSchema: obj}, nil), toolctx.ErrNilHandler)
 	require.ErrorIs(t, mcpsdk.AddTool(nil, &mcp.Tool{Name: "ok", InputSchema: obj}, h), mcpsdk.ErrNilTool)
-	require.ErrorIs(t, mcpsdk.AddTypedTool[struct{}, any](s, &mcp.Tool{Name: "ok"}, nil), mcpsdk.ErrNilHandler)
+	require.ErrorIs(t, mcpsdk.AddTypedTool[struct{}, any](s, &mcp.Tool{Name: "ok"}, nil), toolctx.ErrNilHandler)
 
 	// A typed tool whose input type has no object schema.
 	err = mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "chan_in"}, func(ctx context.Context, req *toolctx.Request, in chan int) (any, error) { return nil, nil })

@@ -9,5 +9,5 @@ import (
 // MiddlewareWithoutSchemaCache is Middleware without the adapter's cache of
 // compiled input schemas, for tests and benchmarks that compare with it.
 func MiddlewareWithoutSchemaCache(m toolctx.Middleware, opts ...Option) mcp.Middleware {
-	return middleware(m, false, opts)
+	return middleware(m, false, mustConfig("Middleware", opts))
 }

@@ -19,12 +19,8 @@ func (e decodeError) Error() string { return e.err.Error() }
 func (e decodeError) Unwrap() error { return e.err }
 
 // invalidArguments is the public error of arguments that fail to decode or
-// to validate against the input schema: its message is a sentence about
-// each argument at fault and its detail the same as data ("problems": path,
-// rule, expected, got; see internal/feedback), built from the decoder's
-// structured error or from what the validator's text says of the schema,
-// never from that text, which quotes Go values and types. The raw error is
-// the cause.
+// to validate: sentences about each argument at fault, and the problems as
+// data (internal/feedback), never the validator's text; err is the cause.
 func invalidArguments(err error) *errs.Error {
 	var (
 		de       decodeError

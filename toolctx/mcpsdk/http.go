@@ -15,26 +15,17 @@ import (
 // [ForwardIdentity] passes the HTTP request id.
 const tokenInfoRequestIDKey = "toolmw/request_id"
 
-// ForwardIdentity carries the identity and request id that an HTTP layer put
-// in the request's context ([toolctx.WithIdentity], [toolctx.WithRequestID])
-// to the tool Request on every streamable HTTP transport, stateful sessions
-// included. Put it right in front of the SDK's handler:
+// ForwardIdentity carries the identity and request id an HTTP layer put in
+// the request's context ([toolctx.WithIdentity], [toolctx.WithRequestID])
+// to the tool Request on every streamable HTTP session, stateful ones
+// included, as the SDK's auth.TokenInfo (never a credential). Put it right
+// in front of the SDK's handler:
 //
 //	alice.New(recoverMW, requestIDMW, authMW, mcpsdk.ForwardIdentity).
 //		Then(mcp.NewStreamableHTTPHandler(getServer, nil))
 //
-// Why: on a stateful session the SDK runs every call in the context of the
-// HTTP request that created the session, so context values of later
-// requests never reach a handler; the adapter therefore ignores them there.
-// What the SDK does pass per request is its auth.TokenInfo, so
-// ForwardIdentity hands the identity over as one (subject as UserID,
-// scopes, and the request id in Extra), through the SDK's own
-// auth.RequireBearerToken, which also binds a session to its user. It never
-// holds a credential.
-//
-// A request whose context has no identity, or that carries no bearer token
-// (the only requests auth.RequireBearerToken accepts), passes through
-// unchanged.
+// A request without an identity or a bearer token passes unchanged. Why it
+// is needed: docs/adapters/mcpsdk.md, "The request".
 func ForwardIdentity(next http.Handler) http.Handler {
 	verify := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		id := toolctx.IdentityFrom(r.Context())

@@ -10,20 +10,16 @@ import (
 	"github.com/toolmw/toolmw/toolctx"
 )
 
-// sender sends a call's notifications (adapter.Sender) over the call's
-// session with the SDK's own methods (ServerSession.NotifyProgress and
-// ServerSession.Log), so it works on every transport the SDK serves.
+// sender sends a call's notifications (adapter.Sender) with the session's
+// own methods, on every transport the SDK serves.
 type sender struct {
-	// sdkCtx is the SDK's context of the request: on streamable HTTP it
-	// names the request, so that the SDK sends the notification on that
-	// request's stream, and it holds the client's per-request log level
-	// (protocol 2026-07-28).
+	// sdkCtx names the request's stream on streamable HTTP and holds the
+	// client's per-request log level.
 	sdkCtx context.Context
 	sreq   *mcp.CallToolRequest
 }
 
-// SendProgress sends a notifications/progress with the client's progress
-// token, if it gave one.
+// SendProgress implements adapter.Sender.
 func (s *sender) SendProgress(opts toolctx.ProgressOptions) error {
 	token := s.sreq.Params.GetProgressToken()
 	if token == nil || s.sreq.Session == nil {
@@ -37,8 +33,8 @@ func (s *sender) SendProgress(opts toolctx.ProgressOptions) error {
 	})
 }
 
-// SendLog sends a notifications/message through ServerSession.Log, which
-// drops it unless its level passes the one the client set.
+// SendLog implements adapter.Sender; the SDK drops a level the client
+// did not ask for.
 func (s *sender) SendLog(opts toolctx.LogOptions) error {
 	if s.sreq.Session == nil {
 		return nil

@@ -7,22 +7,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The result type of the results the adapter builds.
-//
-// Protocol 2026-07-28 requires "resultType" on every result. go-sdk v1.8.0
-// sets it on a CallToolResult only inside Server.callTool
-// (handleMultiRoundTripResult), in an unexported field, and only for a
-// client of that protocol (clientSupportsMultiRoundTrip: the session's
-// initialize parameters say 2026-07-28 or later, or there are none, as on
-// stateless HTTP). A result a receiving middleware returns without calling
-// the SDK's handler never gets it (go-sdk issue #1225), and that is what
-// the adapter returns for a guard's rejection, a cache hit or a timeout. The
-// field's only writer outside the SDK is its JSON decoder, so the adapter
-// decodes one empty complete result and starts every result it builds for
-// such a client from a copy of it, by the SDK's own rule.
+// Protocol 2026-07-28 requires "resultType" on every result; go-sdk v1.8.0
+// sets it only inside Server.callTool, in an unexported field whose only
+// other writer is its JSON decoder (go-sdk issue #1225). So results the
+// adapter builds start from a decoded template (docs/adapters/mcpsdk.md).
 
-// completeTemplate is an empty CallToolResult whose result type is
-// "complete"; never changed once decoded.
+// completeTemplate is an empty result of type "complete", never changed.
 var completeTemplate = sync.OnceValue(func() mcp.CallToolResult {
 	var r mcp.CallToolResult
 	if err := json.Unmarshal([]byte(`{"content":[],"resultType":"complete"}`), &r); err != nil {
@@ -31,9 +21,7 @@ var completeTemplate = sync.OnceValue(func() mcp.CallToolResult {
 	return r
 })
 
-// modernClient is go-sdk's clientSupportsMultiRoundTrip (mcp/mrtr.go): the
-// session's client speaks protocol 2026-07-28 or later, or did not say
-// (the SDK's default is its latest version, 2026-07-28).
+// modernClient is go-sdk's clientSupportsMultiRoundTrip (mcp/mrtr.go).
 func modernClient(ss *mcp.ServerSession) bool {
 	if ss == nil {
 		return true
@@ -44,8 +32,8 @@ func modernClient(ss *mcp.ServerSession) bool {
 	return true
 }
 
-// completeShell is an empty result with the result type "complete" for a
-// client of ss that expects one, and nil for an older client.
+// completeShell is an empty complete result for a client of ss that
+// expects a result type, and nil for an older client.
 func completeShell(ss *mcp.ServerSession) *mcp.CallToolResult {
 	if !modernClient(ss) {
 		return nil
@@ -54,8 +42,7 @@ func completeShell(ss *mcp.ServerSession) *mcp.CallToolResult {
 	return &r
 }
 
-// withResultType returns r with the result type "complete" for a client of
-// ss that expects one, and r itself for an older client.
+// withResultType is r typed as completeShell is.
 func withResultType(ss *mcp.ServerSession, r *mcp.CallToolResult) *mcp.CallToolResult {
 	out := completeShell(ss)
 	if out == nil {

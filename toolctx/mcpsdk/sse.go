@@ -8,15 +8,15 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/felixge/httpsnoop"
 )
 
-// sseKey is the context key of the *sseSession that [SSE] puts in the
-// context of the GET that opens an SSE session.
+// sseKey is the context key of the *sseSession [SSE] puts in the context
+// of the session's GET, which every call of the session runs in.
 type sseKey struct{}
 
-// sseSession is one SSE session as [SSE] saw it open. The SDK runs every
-// call of the session in the context of its GET, so the adapter finds it
-// there.
+// sseSession is one SSE session as [SSE] saw it open.
 type sseSession struct {
 	mu sync.Mutex
 	id string
@@ -30,23 +30,14 @@ func (s *sseSession) sessionID() string {
 
 // SSE makes the calls of sessions served by the SDK's SSE handler (the
 // 2024-11-05 HTTP+SSE transport) known to the adapter: their Request gets
-// [toolctx.TransportSSE] and the session id the SDK gave the client. Put it
-// right in front of the SDK's handler:
+// [toolctx.TransportSSE] and the session id the SDK gave the client (read
+// from the endpoint event; the SDK tells neither). Put it right in front of
+// the SDK's handler:
 //
 //	http.Handle("/sse", mcpsdk.SSE(mcp.NewSSEHandler(getServer, nil)))
 //
-// Why a wrapper: for an SSE call the SDK sets no Request.Extra and its
-// session reports an empty ID, so nothing in the call tells its transport.
-// What the SDK does keep is the context of the GET that opened the session
-// (every call of the session runs in it), and the session id is in the
-// endpoint event it sends first on that GET ("data: /path?sessionid=..."),
-// which SSE reads on its way to the client. Without SSE, SSE calls get what
-// [WithTransport] says and no session id.
-//
-// As on stateful streamable HTTP, an identity or request id in the context
-// ([toolctx.WithIdentity], [toolctx.WithRequestID]) is that of the GET that
-// opened the session, not of the POST that carried the call, so the adapter
-// does not use them for SSE calls.
+// The context's identity and request id are the GET's, so the adapter
+// does not use them for SSE calls (docs/adapters/mcpsdk.md, "The transport").
 func SSE(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
@@ -54,38 +45,24 @@ func SSE(next http.Handler) http.Handler {
 			return
 		}
 		s := &sseSession{}
-		ew := &endpointWriter{ResponseWriter: w, s: s}
+		seen := false // only the GET's handler goroutine writes
+		// The first event written to an SSE stream is the endpoint event.
+		ew := httpsnoop.Wrap(w, httpsnoop.Hooks{Write: func(write httpsnoop.WriteFunc) httpsnoop.WriteFunc {
+			return func(p []byte) (int, error) {
+				if !seen {
+					seen = true
+					if id := endpointSessionID(p); id != "" {
+						s.mu.Lock()
+						s.id = id
+						s.mu.Unlock()
+					}
+				}
+				return write(p)
+			}
+		}})
 		next.ServeHTTP(ew, r.WithContext(context.WithValue(r.Context(), sseKey{}, s)))
 	})
 }
-
-// endpointWriter reads the session id from the first event written to an
-// SSE stream, which the transport defines as the endpoint event.
-type endpointWriter struct {
-	http.ResponseWriter
-	s    *sseSession
-	seen bool // only the GET's handler goroutine writes
-}
-
-func (w *endpointWriter) Write(p []byte) (int, error) {
-	if !w.seen {
-		w.seen = true
-		if id := endpointSessionID(p); id != "" {
-			w.s.mu.Lock()
-			w.s.id = id
-			w.s.mu.Unlock()
-		}
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-// Flush passes a flush on, for writers that check for http.Flusher.
-func (w *endpointWriter) Flush() {
-	_ = http.NewResponseController(w.ResponseWriter).Flush()
-}
-
-// Unwrap lets http.ResponseController reach the server's writer.
-func (w *endpointWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // endpointSessionID returns the sessionid query parameter of the URI in an
 // "endpoint" event, or "" if p is not one.

@@ -16,38 +16,25 @@ import (
 	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
-// ErrNilHandler is returned by [AddTool] for a nil handler.
-var ErrNilHandler = errors.New("mcpsdk: AddTool needs a non-nil handler")
-
 // ErrNilTool is returned by [AddTool] for a nil *mcp.Tool or server.
 var ErrNilTool = errors.New("mcpsdk: AddTool needs a non-nil server and *mcp.Tool")
 
-// AddTool registers a toolmw Handler as the tool t of s. Unlike the SDK's
-// registration functions it never panics: a name outside the MCP rules is a
-// [*errs.ToolNameError], and an input schema that is missing, does not
-// compile or is not of type "object", or an output schema that does not
-// compile, is a [*errs.ToolSchemaError]. Nothing is registered then.
-//
-// At call time the arguments are validated against the input schema (with
-// its defaults applied) before h runs: a failure is an
-// [errs.CodeInvalidArguments] result whose public message is the validation
-// feedback. When t has an output schema, h's successful result must carry
-// structured content that conforms to it; otherwise the call fails with an
-// internal (scrubbed) error.
-//
-// With [Install] on s, h runs inside the server's chain like any other tool,
-// and its *toolctx.CallResult reaches the chain without a round trip through
-// the SDK's types. Without it, h still never leaks a raw error: its result is
-// normalized, and a panic in it is recovered (and logged, see
-// [WithFallbackLogger]).
+// AddTool registers a toolmw Handler as the tool t of s and never panics:
+// a nil h is an error wrapping [toolctx.ErrNilHandler], a name outside the
+// MCP rules a [*errs.ToolNameError], and an input schema that is missing,
+// does not compile or is not of type "object", or an output schema that
+// does not compile, a [*errs.ToolSchemaError]; nothing is registered then.
+// The arguments are validated against the input schema (defaults applied)
+// before h runs, and with an output schema h's success must carry
+// conforming structured content (else an internal, scrubbed failure).
+// With [Install] on s, h's result reaches the chain as it is; without it, h
+// still runs contained and its result is normalized.
 func AddTool(s *mcp.Server, t *mcp.Tool, h toolctx.Handler, opts ...Option) error {
 	if s == nil || t == nil {
 		return ErrNilTool
 	}
-	if h == nil {
-		return ErrNilHandler
-	}
-	if err := errs.CheckToolName(t.Name); err != nil {
+	cfg, err := adapter.NewToolConfig(adapterName, "mcpsdk.AddTool", t.Name, h == nil, opts...)
+	if err != nil {
 		return err
 	}
 	if t.InputSchema == nil {
@@ -67,21 +54,19 @@ func AddTool(s *mcp.Server, t *mcp.Tool, h toolctx.Handler, opts ...Option) erro
 		}
 	}
 	tt := *t
-	tool := &registeredTool{cfg: newConfig(opts), h: h, in: in, out: out, defaults: hasDefaults(in.Schema())}
+	tool := &registeredTool{cfg: cfg, h: h, in: in, out: out, defaults: hasDefaults(in.Schema())}
 	return adapter.Register("the SDK", tt.Name, func() { s.AddTool(&tt, tool.handle) })
 }
 
-// AddTypedTool registers a typed function as the tool t of s, as [AddTool]
-// does with [toolctx.Typed](fn). A nil t.InputSchema is inferred from In, and
-// a nil t.OutputSchema from Out unless Out is any, with
-// github.com/google/jsonschema-go (the SDK's own inference); a type that has
-// no schema is a [*errs.ToolSchemaError].
+// AddTypedTool is [AddTool] with [toolctx.Typed](fn). A nil t.InputSchema
+// is inferred from In, and a nil t.OutputSchema from Out unless Out is any,
+// as the SDK infers them; a type with no schema is a [*errs.ToolSchemaError].
 func AddTypedTool[In, Out any](s *mcp.Server, t *mcp.Tool, fn toolctx.TypedFunc[In, Out], opts ...Option) error {
 	if s == nil || t == nil {
 		return ErrNilTool
 	}
-	if fn == nil {
-		return ErrNilHandler
+	if _, err := adapter.NewToolConfig(adapterName, "mcpsdk.AddTypedTool", t.Name, fn == nil, opts...); err != nil {
+		return err
 	}
 	tt := *t
 	if tt.InputSchema == nil {
@@ -121,14 +106,11 @@ func compileSchema(v any) (*jsonschema.Resolved, error) {
 	return sch.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 }
 
-// registeredTool is a toolmw Handler registered with AddTool.
 type registeredTool struct {
-	cfg *adapter.Config
-	h   toolctx.Handler
-	in  *jsonschema.Resolved
-	out *jsonschema.Resolved
-	// defaults reports that the input schema may have defaults to apply.
-	defaults bool
+	cfg      *adapter.Config
+	h        toolctx.Handler
+	in, out  *jsonschema.Resolved
+	defaults bool // the input schema may have defaults to apply
 }
 
 // hasDefaults reports whether a schema may declare a default anywhere
@@ -138,17 +120,13 @@ func hasDefaults(s *jsonschema.Schema) bool {
 	return err != nil || bytes.Contains(b, []byte(`"default"`))
 }
 
-// handle is the SDK tool handler of a registered tool.
 func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if inv, ok := ctx.Value(invocationKey{}).(*invocation); ok {
-		// Inside the adapter's middleware: hand the result to the chain as
-		// is (a nil one too: the chain makes it an internal failure). The
-		// SDK sees an empty success, or the input requests.
+		// Inside the adapter's middleware: the chain gets the result as it
+		// is; the SDK an empty success, or the input requests.
 		req := inv.req
 		if inv.hasDirect {
-			// Called again within the one tools/call: the SDK's legacy
-			// bridge fulfilled this tool's input requests for a client
-			// older than protocol 2026-07-28, and this is the next round.
+			// The next round of the SDK's legacy bridge (an older client).
 			r := *req
 			r.InputResponses, r.RequestState = adapter.RawValues(sreq.Params.InputResponses), sreq.Params.RequestState
 			req = &r
@@ -156,29 +134,25 @@ func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) 
 		res := t.call(ctx, req)
 		inv.direct, inv.hasDirect = res, true
 		if res.NeedsInput() {
-			// The bridge (an older client) needs them to fulfil them; a
-			// client of 2026-07-28 gets them from the chain's result.
+			// For the bridge; requests that do not encode fail the
+			// chain's result too.
 			if out, err := toSDKResult(nil, res); err == nil {
 				return out, nil
 			}
-			// Requests the SDK cannot encode: the chain's result fails
-			// to encode too, and the call is an internal failure.
 		}
 		return &mcp.CallToolResult{}, nil
 	}
-	// No adapter middleware on this server: the kit runs the tool
-	// contained and answers for it, normalized.
+	// No adapter middleware on this server: the kit answers.
 	c := &adapter.Call[*mcp.CallToolResult]{}
 	ctx = fill(t.cfg, ctx, &c.Request, sreq)
 	return c.Serve(ctx, t.cfg, toolctx.HandlerFunc(t.call), alone{t.cfg}, &sender{sdkCtx: ctx, sreq: sreq}), nil
 }
 
-// alone is the codec of a registered tool on a server without the
-// adapter's middleware.
+// alone is the codec of a registered tool without the adapter's middleware.
 type alone struct{ cfg *adapter.Config }
 
 // Encode implements adapter.Codec: a success that cannot be encoded is a
-// raw failure, normalized like any other.
+// raw failure.
 func (a alone) Encode(ctx context.Context, res *toolctx.CallResult) (*mcp.CallToolResult, error) {
 	if res != nil && !res.IsError {
 		out, err := wireResult(nil, res)
@@ -210,8 +184,7 @@ func (t *registeredTool) call(ctx context.Context, req *toolctx.Request) *toolct
 		if err != nil {
 			return toolctx.ErrorResult(fmt.Errorf("tool %q: %w", req.Tool, err))
 		}
-		// The structured content as validated, encoded once: the adapter
-		// and the SDK copy these bytes (see encodeResult).
+		// Encoded once, as validated: the SDK copies these bytes.
 		r := *res
 		r.StructuredContent = raw
 		res = &r
@@ -249,7 +222,7 @@ func validateOutput(sc any, out *jsonschema.Resolved) (json.RawMessage, error) {
 	if sc == nil {
 		return nil, errors.New("the tool has an output schema but returned no structured content")
 	}
-	b, err := encodeStructured(sc)
+	b, err := adapter.EncodeValue(sc)
 	if err != nil {
 		return nil, fmt.Errorf("encode structured content: %w", err)
 	}

@@ -12,15 +12,9 @@ import (
 	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
-// WithVisibility is [adapter.WithVisibility]: the adapter filters each
-// tools/list the server answers (a receiving middleware sees it, as it sees
-// tools/call), per request, and answers a tools/call of a hidden tool with
-// the SDK's own unknown-tool error (JSON-RPC -32602, "unknown tool
-// \"name\""), which the SDK's Server.callTool returns for a tool it does
-// not have. The caller is told as for a call: streamable HTTP's token info
-// (auth.RequireBearerToken, [ForwardIdentity]) on every session, and the
-// context's identity ([toolctx.IdentityFrom]) where the context is the
-// request's (in-memory, stdio, stateless HTTP).
+// WithVisibility is [adapter.WithVisibility]: each tools/list is filtered
+// per request, and a call of a hidden tool gets the SDK's own unknown-tool
+// error (docs/adapters/mcpsdk.md, "Visibility").
 var WithVisibility = adapter.WithVisibility
 
 // listVisible answers a tools/list with the tools cfg shows its caller.
@@ -31,33 +25,20 @@ func listVisible(ctx context.Context, cfg *adapter.Config, next mcp.MethodHandle
 	if err != nil || lr == nil || lreq == nil {
 		return res, err
 	}
-	caller := listCaller(cfg, ctx, lreq)
+	var caller toolctx.Request // as fill tells a tools/call's caller
+	identify(cfg, ctx, &caller, lreq.Session, lreq.Extra)
 	out := *lr
-	out.Tools = make([]*mcp.Tool, 0, len(lr.Tools))
-	for _, t := range lr.Tools {
+	out.Tools = adapter.Visible(cfg, caller, lr.Tools, func(t *mcp.Tool) (string, bool) {
 		if t == nil {
-			continue
+			return "", false
 		}
-		r := caller
-		r.Tool = t.Name
-		if !cfg.Hidden(&r) {
-			out.Tools = append(out.Tools, t)
-		}
-	}
+		return t.Name, true
+	})
 	return &out, nil
 }
 
-// listCaller is the caller of a tools/list as fill tells the caller of a
-// tools/call: the request [WithVisibility]'s predicate gets, without a tool.
-func listCaller(cfg *adapter.Config, ctx context.Context, lreq *mcp.ListToolsRequest) toolctx.Request {
-	var r toolctx.Request
-	identify(cfg, ctx, &r, lreq.Session, lreq.Extra)
-	return r
-}
-
-// unknownTool is the SDK's answer to a tools/call of a tool it does not
-// have (mcp/server.go, Server.callTool), as a protocol error the chain sees
-// as an [errs.CodeUnknownTool] failure.
+// unknownTool is the SDK's answer to a call of a tool it does not have
+// (mcp/server.go, Server.callTool); the chain sees errs.CodeUnknownTool.
 func unknownTool(name string) *protocolError {
 	return &protocolError{pub: errs.UnknownTool(name),
 		wire: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}}

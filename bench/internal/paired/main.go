@@ -2,88 +2,100 @@
 // on CPU time, each arm in a process of its own, so that the verdicts can
 // decide on a shared machine.
 //
-// Every burst runs each arm of a case once, in a new random order, as its
-// own run of the bench test binary: one separately-run benchmark
-// (BenchmarkSDK or BenchmarkMCPGo, one sub-benchmark) for a fixed number
-// of calls. The benchmark reads its process's CPU time (getrusage: user and
-// system, every thread, the garbage collector and the audit writer
-// included) around its timed loop and reports it as cpu-ns/op. Every
-// process has a heap of its own, so no arm pays for another's garbage, and
-// the same collector settings: GOGC=off with GOMEMLIMIT=64MiB by default,
-// so that every arm collects when its heap reaches the same size. With the
-// default GOGC=100 the collector runs when the heap doubles its live size,
-// and these servers' live heaps are a few MiB, near the runtime's 4 MiB
-// minimum: an arm that keeps 1.5 MiB more (toolmw's audit queue) would
-// collect half as often as bare, and look cheaper for it. The bare arm
-// runs twice per burst (bare and bare2) for the A/A control. Ratios are taken within a burst, where
-// the arms shared the machine's conditions, and their mean gets a 95%
-// interval over the bursts.
+// For each case (an SDK and a transport) it starts four long-lived worker
+// processes of the bench test binary (BenchmarkPairedWorker): bare, a
+// second bare (bare2, the A/A control), the SDK's own recover-and-log
+// middleware (own) and toolmw's full chain. Each sets up its server and
+// client once and then runs bursts of calls when told to over a pipe, so
+// that no burst pays for a process start or a cold heap. A burst runs
+// every arm once, one after the other in a new random order, for a fixed
+// number of calls; an arm's figure is its process's CPU time (every
+// thread: client, server, the audit writer) over the calls, per call.
+// Every burst starts from a collected heap, and every process has the same
+// collector settings (GOGC=off, GOMEMLIMIT=512MiB by default, above what
+// one burst allocates), so no collection falls inside a burst and no arm
+// pays for another's garbage or gets other pacing: the collection after
+// each burst is timed apart (gc-ns/op) and the bytes allocated, which a
+// collector's cost follows under any pacing, are written next to it. The
+// first bursts warm the arms up and are not written.
 //
-// It writes one line per arm per burst:
+// Ratios are taken within a burst, where the arms shared the machine's
+// conditions; bench/internal/report turns them into trimmed means with
+// their intervals. It writes one line per arm per burst:
 //
-//	Paired/<case> burst=<n> arm=<arm> cpu-ns/op=<ns>
+//	Paired/<case> burst=<n> arm=<arm> cpu-ns/op=<ns> gc-ns/op=<ns> wall-ns/op=<ns> B/op=<bytes>
 //
 // which bench/internal/report reads with -paired.
 //
 //	go test -c -o /tmp/bench.test ./bench
-//	go run ./bench/internal/paired -bin /tmp/bench.test -bursts 30 -out bench/results/paired.txt
+//	go run ./bench/internal/paired -bin /tmp/bench.test -bursts 150 -out bench/results/paired.txt
 package main
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
+	"io"
 	"log"
-	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
-// A pairedCase is one SDK and transport: the benchmark prefix of its arms
-// and how many calls one burst makes.
+// A pairedCase is one SDK and transport and how many calls one burst
+// makes on each arm.
 type pairedCase struct {
-	name, prefix, own string
-	calls             int
+	name  string
+	calls int
 }
 
 var cases = []pairedCase{
-	// About a quarter of a second of calls per arm on a quiet 2-core
-	// machine: short enough that the arms of a burst share its load.
-	{"sdk-in-memory", "BenchmarkSDK/in-memory/", "sdk-mw", 600},
-	{"sdk-http", "BenchmarkSDK/http-sessions=1/", "sdk-mw", 1200},
-	{"mcpgo-in-process", "BenchmarkMCPGo/in-process/", "mcpgo-mw", 2500},
-	{"mcpgo-http", "BenchmarkMCPGo/http-sessions=1/", "mcpgo-mw", 1200},
+	// About 30 ms of calls per arm on a quiet 2-core machine: short enough
+	// that the four arms of a burst share the machine's load, long enough
+	// that the collection closing each burst is a small part of it.
+	{"sdk-in-memory", 120},
+	{"sdk-http", 100},
+	{"mcpgo-in-process", 600},
+	{"mcpgo-http", 120},
 }
 
-// arms of every burst: the metric name and the sub-benchmark it runs
-// ("" is the case's own-middleware arm).
-var arms = []struct{ name, sub string }{
+// arms of every burst: the name written and the worker's arm.
+var arms = []struct{ name, worker string }{
 	{"bare", "bare"},
 	{"bare2", "bare"},
-	{"own", ""},
+	{"own", "own"},
 	{"toolmw", "toolmw"},
 }
 
-var cpuField = regexp.MustCompile(`([0-9.]+) cpu-ns/op`)
-
 func main() {
 	bin := flag.String("bin", "", "the compiled bench test binary (go test -c ./bench)")
-	bursts := flag.Int("bursts", 30, "bursts per case")
+	bursts := flag.Int("bursts", 150, "bursts per case")
+	warmup := flag.Int("warmup", 3, "bursts run first by each generation of workers and not written")
+	generations := flag.Int("generations", 5, "how many times each case's workers are started (the bursts are shared among them)")
+	// At load 13-18 on 2 cores the per-burst A/A spread read 0.16-0.33
+	// this way against 0.11-0.17 one after the other: kept for quiet
+	// machines, not the default.
+	window := flag.Duration("window", 0, "run the arms of a burst at the same time for this long each (0: one after the other, for the case's calls)")
 	scale := flag.Float64("scale", 1, "multiplies each case's calls per burst")
 	only := flag.String("cases", "", "comma-separated case names (all when empty)")
 	out := flag.String("out", "", "file to write the per-burst lines to (stdout when empty)")
 	gogc := flag.String("gogc", "off", "GOGC of every arm's process")
-	memlimit := flag.String("gomemlimit", "64MiB", "GOMEMLIMIT of every arm's process")
+	memlimit := flag.String("gomemlimit", "512MiB", "GOMEMLIMIT of every arm's process")
+	procs := flag.Int("gomaxprocs", 0, "GOMAXPROCS of every arm's process (0: the runtime's default)")
 	flag.Parse()
 	if *bin == "" {
 		log.Fatal("paired: -bin is required: the path of `go test -c ./bench`'s binary")
+	}
+	if *generations < 1 || *generations > *bursts {
+		log.Fatalf("paired: -generations %d: want 1 to -bursts (%d)", *generations, *bursts)
 	}
 	if *bursts < 2 {
 		log.Fatalf("paired: -bursts %d: at least 2 are needed for an interval", *bursts)
@@ -92,11 +104,11 @@ func main() {
 	if *only != "" {
 		selected = nil
 		for _, n := range strings.Split(*only, ",") {
-			c, ok := caseNamed(n)
-			if !ok {
+			i := slices.IndexFunc(cases, func(c pairedCase) bool { return c.name == n })
+			if i < 0 {
 				log.Fatalf("paired: no case %q (cases: %s)", n, caseNames())
 			}
-			selected = append(selected, c)
+			selected = append(selected, cases[i])
 		}
 	}
 	w := os.Stdout
@@ -109,94 +121,222 @@ func main() {
 		w = f
 	}
 	env := append(os.Environ(), "GOGC="+*gogc, "GOMEMLIMIT="+*memlimit)
+	if *procs > 0 {
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(*procs))
+	}
 	// A fixed seed: the same sequence of orders in every run.
 	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range selected {
+		calls := max(1, int(float64(c.calls)**scale))
+		if err := runCase(w, *bin, env, c.name, calls, *window, *generations, *warmup, *bursts, rng); err != nil {
+			log.Fatalf("paired: %s: %v", c.name, err)
+		}
+	}
+}
+
+// runCase starts the case's four workers, runs warmup+bursts bursts and
+// writes the bursts after the warm-up.
+//
+// With window > 0 the four arms of a burst run at the same time, each for
+// window of wall-clock time, instead of one after the other for calls calls.
+//
+// The workers are started again generations times in all; each generation
+// warms up for warmup bursts, which are not written.
+func runCase(w io.Writer, bin string, env []string, name string, calls int, window time.Duration, generations, warmup, bursts int, rng *rand.Rand) error {
+	start := time.Now()
+	ws := make([]*worker, len(arms))
+	defer func() {
+		for _, wk := range ws {
+			if wk != nil {
+				_ = wk.stop()
+			}
+		}
+	}()
+	// spawn (re)starts the four workers: each generation of processes
+	// gets its own heap layout and placement, so that what makes one
+	// process cheaper than its twin for its whole life averages out over
+	// the generations instead of biasing every burst alike.
+	spawn := func() error {
+		for i, wk := range ws {
+			if wk != nil {
+				if err := wk.stop(); err != nil {
+					return err
+				}
+				ws[i] = nil
+			}
+		}
+		for i, a := range arms {
+			wk, err := startWorker(bin, env, name+"/"+a.worker)
+			if err != nil {
+				return fmt.Errorf("arm %s: %w", a.name, err)
+			}
+			ws[i] = wk
+		}
+		return nil
+	}
+	per := (bursts + generations - 1) / generations
 	order := make([]int, len(arms))
 	for i := range order {
 		order[i] = i
 	}
-	for _, c := range selected {
-		calls := max(1, int(float64(c.calls)**scale))
-		start := time.Now()
-		ratios := map[string][]float64{}
-		for b := range *bursts {
-			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-			cpu := make([]float64, len(arms))
+	var aa, tm []float64
+	written := 0
+	for b := 0; written < bursts; b++ {
+		gb := b % (warmup + per) // the burst's place in its generation
+		if gb == 0 {
+			if err := spawn(); err != nil {
+				return err
+			}
+		}
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		got := make([]burst, len(arms))
+		if window > 0 {
+			// All arms at once, over the same wall-clock window.
 			for _, j := range order {
-				sub := arms[j].sub
-				if sub == "" {
-					sub = c.own
+				if err := ws[j].send("for " + window.String()); err != nil {
+					return fmt.Errorf("burst %d arm %s: %w", b, arms[j].name, err)
 				}
-				v, err := runArm(*bin, env, c.prefix+sub, calls)
+			}
+			for _, j := range order {
+				r, err := ws[j].answer(true)
 				if err != nil {
-					log.Fatalf("paired: %s burst %d arm %s: %v", c.name, b, arms[j].name, err)
+					return fmt.Errorf("burst %d arm %s: %w", b, arms[j].name, err)
 				}
-				cpu[j] = v
+				got[j] = r
 			}
-			for j, a := range arms {
-				fmt.Fprintf(w, "Paired/%s burst=%d arm=%s cpu-ns/op=%.1f\n", c.name, b, a.name, cpu[j])
+		} else {
+			for _, j := range order {
+				err := ws[j].send("run " + strconv.Itoa(calls))
+				r, err2 := ws[j].answer(false)
+				if err = cmp.Or(err, err2); err != nil {
+					return fmt.Errorf("burst %d arm %s: %w", b, arms[j].name, err)
+				}
+				r.calls = float64(calls)
+				got[j] = r
 			}
-			ref := (cpu[0] + cpu[1]) / 2
-			ratios["A/A"] = append(ratios["A/A"], cpu[1]/cpu[0])
-			ratios["own"] = append(ratios["own"], cpu[2]/ref)
-			ratios["toolmw"] = append(ratios["toolmw"], cpu[3]/ref)
 		}
-		keys := make([]string, 0, len(ratios))
-		for k := range ratios {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var sum strings.Builder
-		for _, k := range keys {
-			m, h := meanCI(ratios[k])
-			fmt.Fprintf(&sum, " %s %.3f±%.3f", k, m, h)
-		}
-		log.Printf("%s: %d bursts × %d calls in %s:%s", c.name, *bursts, calls, time.Since(start).Round(time.Second), sum.String())
-	}
-}
-
-// runArm runs one sub-benchmark for calls calls in a process of its own
-// and returns the cpu-ns/op it reports.
-func runArm(bin string, env []string, bench string, calls int) (float64, error) {
-	cmd := exec.Command(bin, "-test.run", "^$", "-test.bench", "^"+anchored(bench)+"$",
-		"-test.benchtime", strconv.Itoa(calls)+"x", "-test.count", "1", "-test.timeout", "5m")
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	outb, err := cmd.Output()
-	if err != nil {
-		return 0, fmt.Errorf("%v: %s%s", err, outb, stderr.Bytes())
-	}
-	sc := bufio.NewScanner(bytes.NewReader(outb))
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "Benchmark") {
+		if gb < warmup {
 			continue
 		}
-		if m := cpuField.FindStringSubmatch(line); m != nil {
-			return strconv.ParseFloat(m[1], 64)
+		written++
+		for j, a := range arms {
+			r := got[j]
+			n := r.calls
+			fmt.Fprintf(w, "Paired/%s burst=%d arm=%s cpu-ns/op=%.1f gc-ns/op=%.1f wall-ns/op=%.1f B/op=%.0f\n",
+				name, written-1, a.name, r.cpu/n, r.gc/n, r.wall/n, r.alloc/n)
 		}
+		per := func(j int) float64 { return got[j].cpu / got[j].calls }
+		aa = append(aa, per(1)/per(0))
+		tm = append(tm, per(3)/((per(0)+per(1))/2))
 	}
-	return 0, fmt.Errorf("no cpu-ns/op line in the output of %s:\n%s", bench, outb)
+	for i, wk := range ws {
+		if err := wk.stop(); err != nil {
+			return err
+		}
+		ws[i] = nil
+	}
+	log.Printf("%s: %d bursts × %d calls in %s: median A/A %.3f, toolmw/bare %.3f (the report gives the intervals)",
+		name, bursts, calls, time.Since(start).Round(time.Second), median(aa), median(tm))
+	return nil
 }
 
-// anchored turns a/b/c into a/$^b$/^c: -test.bench matches each level of
-// a sub-benchmark name separately, and each level must match whole.
-func anchored(name string) string {
-	parts := strings.Split(name, "/")
-	for i, p := range parts {
-		parts[i] = regexp.QuoteMeta(p)
-	}
-	return strings.Join(parts, "$/^")
+// burst is one arm's answer to one burst: CPU time (the closing
+// collection included), the collection's share, wall time and bytes
+// allocated, for the whole burst.
+type burst struct{ calls, cpu, gc, wall, alloc float64 }
+
+// worker is one arm's BenchmarkPairedWorker process and its pipes.
+type worker struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	log  syncBuffer
+	done bool
 }
 
-func caseNamed(n string) (pairedCase, bool) {
-	for _, c := range cases {
-		if c.name == n {
-			return c, true
+// syncBuffer is the worker's output, written by exec's copying goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func startWorker(bin string, env []string, spec string) (*worker, error) {
+	cmdR, cmdW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	ansR, ansW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "-test.run", "^$", "-test.bench", "^BenchmarkPairedWorker$",
+		"-test.benchtime", "1x", "-test.count", "1", "-test.timeout", "60m")
+	cmd.Env = append(slices.Clone(env), "TOOLMW_PAIRED_WORKER="+spec)
+	cmd.ExtraFiles = []*os.File{cmdR, ansW} // descriptors 3 and 4
+	w := &worker{cmd: cmd, in: cmdW, out: bufio.NewReader(ansR)}
+	// The test binary's own lines (goos, PASS) would bury the progress
+	// lines: its output is kept for the error message of a failed burst.
+	cmd.Stdout, cmd.Stderr = &w.log, &w.log
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	cmdR.Close()
+	ansW.Close()
+	return w, nil
+}
+
+// send writes one command to the worker.
+func (w *worker) send(cmd string) error {
+	_, err := fmt.Fprintln(w.in, cmd)
+	return err
+}
+
+// answer reads the worker's answer to a burst; withCalls when the burst
+// was a "for" one, whose answer starts with its count of calls.
+func (w *worker) answer(withCalls bool) (burst, error) {
+	line, err := w.out.ReadString('\n')
+	if err != nil {
+		return burst{}, fmt.Errorf("no answer (%v); the worker's output:\n%s", err, w.log.String())
+	}
+	var r burst
+	rest := line
+	if withCalls {
+		var calls string
+		calls, rest, _ = strings.Cut(line, " ")
+		if r.calls, err = strconv.ParseFloat(strings.TrimPrefix(calls, "calls="), 64); err != nil || r.calls < 1 {
+			return burst{}, fmt.Errorf("answer %q: no count of calls", line)
 		}
 	}
-	return pairedCase{}, false
+	if _, err := fmt.Sscanf(rest, "cpu-ns=%g gc-ns=%g wall-ns=%g alloc-B=%g", &r.cpu, &r.gc, &r.wall, &r.alloc); err != nil {
+		return burst{}, fmt.Errorf("answer %q: %v", line, err)
+	}
+	return r, nil
+}
+
+// stop tells the worker to quit and waits for it to exit.
+func (w *worker) stop() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	fmt.Fprintln(w.in, "quit")
+	w.in.Close()
+	if err := w.cmd.Wait(); err != nil {
+		return fmt.Errorf("worker %v: %v:\n%s", w.cmd.Env[len(w.cmd.Env)-1], err, w.log.String())
+	}
+	return nil
 }
 
 func caseNames() string {
@@ -207,18 +347,11 @@ func caseNames() string {
 	return strings.Join(ns, ", ")
 }
 
-// meanCI is the mean of q and the half-width of its 95% interval
-// (Student's t, normal beyond 30 degrees of freedom is close enough for a
-// progress line; the report computes the figures it judges itself).
-func meanCI(q []float64) (mean, half float64) {
-	for _, v := range q {
-		mean += v
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
 	}
-	mean /= float64(len(q))
-	var ss float64
-	for _, v := range q {
-		ss += (v - mean) * (v - mean)
-	}
-	sd := math.Sqrt(ss / float64(len(q)-1))
-	return mean, 2.05 * sd / math.Sqrt(float64(len(q)))
+	s := slices.Clone(v)
+	sort.Float64s(s)
+	return s[len(s)/2]
 }

@@ -79,6 +79,6 @@ func armOrder(names []string) []string {
 	return out
 }
 
-// isToolmw reports whether an arm runs toolmw's chain, so that issue 4's
+// isToolmw reports whether an arm runs toolmw's chain, so that the end-to-end
 // targets apply to it.
 func isToolmw(name string) bool { return name == "toolmw" || strings.HasPrefix(name, "toolmw-") }

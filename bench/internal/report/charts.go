@@ -396,7 +396,7 @@ func interleavedChart(r *results) (*plot.Plot, vg.Length, error) {
 	if err := vline(p, 1, -0.5, top, "1 (bare)", 6); err != nil {
 		return nil, 0, err
 	}
-	if err := vline(p, bareLimit, -0.5, top, "1.03 (issue 4's target)", 1); err != nil {
+	if err := vline(p, bareLimit, -0.5, top, "1.03 (the target)", 1); err != nil {
 		return nil, 0, err
 	}
 	p.NominalY(rev...)

@@ -23,6 +23,7 @@ func main() {
 	out := flag.String("out", "BENCHMARKS.md", "where to write the report")
 	chartDir := flag.String("charts", "", "directory to write the SVG charts into (none when empty)")
 	pairedPath := flag.String("paired", "", "optional output of bench/internal/paired (per-burst CPU per call)")
+	details := flag.String("details", "", "where to write the details page (every figure, the interleaved table, benchstat); none when empty")
 	chartFormat := flag.String("chart-format", "svg", "svg, or png to preview the charts where no SVG viewer is at hand")
 	flag.Parse()
 	f, err := os.Open(*in)
@@ -68,7 +69,16 @@ func main() {
 			links[name] = filepath.ToSlash(rel)
 		}
 	}
-	report := render(res, m, links, bs)
+	report := render(res, m, links)
+	if *details != "" {
+		dlinks := map[string]string{}
+		for name, file := range links {
+			dlinks[name] = filepath.ToSlash(filepath.Base(file))
+		}
+		if err := os.WriteFile(*details, []byte(renderDetails(res, m, dlinks, bs)), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
 	if old, err := os.ReadFile(*out); err == nil {
 		report += handRun(string(old))
 	}

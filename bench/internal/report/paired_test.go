@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -33,7 +35,7 @@ func pairedLines(cs string, bursts int, own, tm, jitter float64) string {
 func TestPairedRatiosAreTakenWithinABurst(t *testing.T) {
 	pr, err := parsePaired(strings.NewReader(pairedLines("sdk-in-memory", 20, 1.10, 1.01, 0.002)))
 	require.NoError(t, err)
-	c := judgePaired("sdk-in-memory", pr.cpu["sdk-in-memory"])
+	c := judgePaired("sdk-in-memory", pr.cpu["sdk-in-memory"], pr.other["sdk-in-memory"])
 	assert.Equal(t, 20, c.bursts)
 	// The bare level moves by 80% across bursts; the ratios must not.
 	assert.InDelta(t, 1.01, c.toolmw.mean, 0.003, "toolmw / bare is taken per burst")
@@ -44,7 +46,7 @@ func TestPairedRatiosAreTakenWithinABurst(t *testing.T) {
 
 	pr, err = parsePaired(strings.NewReader(pairedLines("mcpgo-http", 20, 1.02, 1.08, 0.002)))
 	require.NoError(t, err)
-	c = judgePaired("mcpgo-http", pr.cpu["mcpgo-http"])
+	c = judgePaired("mcpgo-http", pr.cpu["mcpgo-http"], pr.other["mcpgo-http"])
 	assert.Equal(t, verdictMissed, c.bareVerdict, "1.08 is over 1.03")
 	assert.Equal(t, verdictMissed, c.ownVer, "1.08 is above own mw's 1.02")
 }
@@ -52,7 +54,7 @@ func TestPairedRatiosAreTakenWithinABurst(t *testing.T) {
 func TestPairedWideControlIsInconclusive(t *testing.T) {
 	pr, err := parsePaired(strings.NewReader(pairedLines("sdk-http", 10, 1.05, 1.02, 0.05)))
 	require.NoError(t, err)
-	c := judgePaired("sdk-http", pr.cpu["sdk-http"])
+	c := judgePaired("sdk-http", pr.cpu["sdk-http"], pr.other["sdk-http"])
 	assert.Contains(t, c.bareVerdict, verdictInconclusive, "a 5%% A/A jitter cannot decide 1.02 against 1.03")
 }
 
@@ -85,7 +87,107 @@ func TestPairedSectionInReport(t *testing.T) {
 	var err error
 	r.paired, err = parsePaired(strings.NewReader(pairedLines("mcpgo-in-process", 12, 1.05, 1.01, 0.001)))
 	require.NoError(t, err)
-	page := render(r, meta{}, nil, "")
-	assert.Contains(t, page, "### Paired processes")
+	page := render(r, meta{}, nil)
+	assert.True(t, strings.HasPrefix(page[strings.Index(page, "\n## ")+1:], "## toolmw against the bare SDK"), "the paired verdicts are the first section")
 	assert.Contains(t, page, "| mcp-go in-process | 12 |", "one row per case with its burst count")
+}
+
+func TestTrimmedCIMatchesAHandComputation(t *testing.T) {
+	// n = 10, g = 2: kept 3..8 (mean 5.5); winsorized 3 3 3 4 5 6 7 8 8 8,
+	// mean 5.5, SS 2·6.25·3 + 2.25·2 + 0.25·2 = 42.5, s_w = √(42.5/9);
+	// SE = s_w / (0.6·√10); t(5) = 2.571.
+	c := newTrimmedCI([]float64{10, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 0.2)
+	half := 2.571 * math.Sqrt(42.5/9) / (0.6 * math.Sqrt(10))
+	assert.InDelta(t, 5.5, c.mean, 1e-12)
+	assert.InDelta(t, 5.5-half, c.lo, 1e-9)
+	assert.InDelta(t, 5.5+half, c.hi, 1e-9)
+	assert.Equal(t, 10, c.n)
+}
+
+func TestTrimmedCIIgnoresOutliers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	q := make([]float64, 100)
+	for i := range q {
+		q[i] = 1 + 0.01*rng.NormFloat64()
+	}
+	clean := newTrimmedCI(q, trimFraction)
+	for i := range 10 { // a tenth of the bursts hit by a spike of other load
+		q[i*10] *= 1.5 + float64(i)
+	}
+	spiked, plain := newTrimmedCI(q, trimFraction), newCI(q)
+	assert.InDelta(t, clean.mean, spiked.mean, 0.005, "spikes in 10%% of the bursts barely move a 20%% trimmed mean")
+	assert.Less(t, spiked.width(), 2*clean.width(), "nor widen its interval much")
+	assert.Greater(t, plain.width(), 10*spiked.width(), "while the plain mean's interval is useless")
+}
+
+// TestTrimmedCICoverage checks that the interval is honest: over many
+// samples of a known distribution, about 95% of the intervals hold the
+// true centre, with clean normal figures and with heavy-tailed ones.
+func TestTrimmedCICoverage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		name string
+		draw func() float64
+	}{
+		{"normal", func() float64 { return 1 + 0.02*rng.NormFloat64() }},
+		{"contaminated", func() float64 {
+			if rng.Float64() < 0.1 { // symmetric spikes ten times as wide
+				return 1 + 0.2*rng.NormFloat64()
+			}
+			return 1 + 0.02*rng.NormFloat64()
+		}},
+	} {
+		const trials, n = 2000, 40
+		held := 0
+		for range trials {
+			q := make([]float64, n)
+			for i := range q {
+				q[i] = tc.draw()
+			}
+			if c := newTrimmedCI(q, trimFraction); c.lo <= 1 && 1 <= c.hi {
+				held++
+			}
+		}
+		cover := float64(held) / trials
+		assert.InDelta(t, 0.95, cover, 0.025, "%s: %.3f of the intervals hold the centre", tc.name, cover)
+	}
+}
+
+func TestTrimmedCIFewFigures(t *testing.T) {
+	assert.True(t, math.IsNaN(newTrimmedCI(nil, 0.2).mean))
+	c := newTrimmedCI([]float64{1.5}, 0.2)
+	assert.Equal(t, 1.5, c.mean)
+	assert.True(t, math.IsNaN(c.lo), "one figure has no interval")
+	assert.Equal(t, "1.500", c.String())
+}
+
+func TestPairedGateHoldsAnAAOffOne(t *testing.T) {
+	// Two identical processes 2% apart for all their bursts, tightly: the
+	// interval alone is 0.2% wide, but the harness is 2% off.
+	g := aaGate(ci{mean: 1.02, lo: 1.019, hi: 1.021, n: 50})
+	assert.InDelta(t, 0.042, g.width(), 1e-9, "the gate is centred on 1 and holds the A/A's whole interval")
+	assert.Contains(t, atMost(ci{mean: 1.02, lo: 1.015, hi: 1.025, n: 50}, g, bareLimit, bareMargin), verdictInconclusive,
+		"an A/A 2% off 1 cannot decide 1.02 against 1.03")
+	g = aaGate(ci{mean: 1, lo: 0.996, hi: 1.004, n: 50})
+	assert.InDelta(t, 0.008, g.width(), 1e-9, "an A/A centred on 1 keeps its width")
+}
+
+func TestPairedReadsTheExtraFigures(t *testing.T) {
+	var b strings.Builder
+	for i := range 10 {
+		for _, a := range []struct {
+			arm       string
+			cpu, gc   float64
+			bytesCall float64
+		}{{"bare", 1000, 100, 20000}, {"bare2", 1000, 100, 20000}, {"own", 1100, 100, 20500}, {"toolmw", 1010, 110, 21000}} {
+			fmt.Fprintf(&b, "Paired/mcpgo-in-process burst=%d arm=%s cpu-ns/op=%.1f gc-ns/op=%.1f wall-ns/op=900 B/op=%.0f\n", i, a.arm, a.cpu+float64(i%3), a.gc, a.bytesCall)
+		}
+	}
+	pr, err := parsePaired(strings.NewReader(b.String()))
+	require.NoError(t, err)
+	c := judgePaired("mcpgo-in-process", pr.cpu["mcpgo-in-process"], pr.other["mcpgo-in-process"])
+	assert.InDelta(t, 1120.0/1100, c.withGC.mean, 0.001, "toolmw / bare with each burst's collection added back")
+	assert.Equal(t, "20,000 → 21,000", c.bytes)
+	_, err = parsePaired(strings.NewReader("Paired/x burst=0 arm=bare cpu-ns/op=3 gc-ns/op\n"))
+	assert.ErrorContains(t, err, "line 1")
 }

@@ -147,10 +147,10 @@ func TestInterleavedCaseJudgedWithCPUPerCall(t *testing.T) {
 	assert.Equal(t, verdictMissed, byArm["toolmw-syncslog"].ownVer, "syncslog above own mw")
 	assert.Empty(t, byArm["own"].bareVerdict, "the targets are toolmw's, not the SDK's own middleware's")
 
-	page := render(r, meta{}, nil, "")
+	page := render(r, meta{}, nil)
 	assert.Contains(t, page, "go-sdk streamable HTTP, 8 sessions", "the case is named")
 	assert.Contains(t, page, "300.0 µs (wall 212.4 µs)", "CPU per call next to wall per call")
-	assert.Contains(t, page, "**toolmw-syncslog**", "the arms table names every arm")
+	assert.Contains(t, renderDetails(r, meta{}, nil, ""), "**toolmw-syncslog**", "the details' arms table names every arm")
 	assert.Contains(t, rowOf(page, "", "toolmw |"), "| 202.0 µs (CPU 150.0 µs) |", "an arm's own CPU per call, when reported, next to its wall time")
 }
 
@@ -193,7 +193,7 @@ func TestInterleavedInconclusiveInThePage(t *testing.T) {
 		"bare-ns": around(100_000, 0, n), "bare2-ns": bare2,
 		"own-ns": around(108_000, 0, n), "toolmw-ns": around(101_000, 0.001, n),
 	})
-	row := rowOf(render(parse(strings.NewReader(raw)), meta{}, nil, ""), "", "toolmw")
+	row := rowOf(render(parse(strings.NewReader(raw)), meta{}, nil), "", "toolmw")
 	cells := strings.Split(row, " | ")
 	require.Len(t, cells, 10, "the toolmw row: %s", row)
 	assert.True(t, strings.HasPrefix(cells[7], "inconclusive (A/A width 4.8% > 1.5%)"), "a wide A/A gives no verdict on ≤ 1.03: %s", row)
@@ -210,7 +210,7 @@ func TestChainTargetsOnTheRowThatDoesTheWork(t *testing.T) {
 		return parse(strings.NewReader(raw))
 	}
 	// Wall 140 ns, CPU 145: within 150 ns over direct on both.
-	page := render(chain(145), meta{}, nil, "")
+	page := render(chain(145), meta{}, nil)
 	full := rowOf(page, "full", "")
 	assert.Contains(t, full, "≤ +150 ns", "the 150 ns target is on the full chain's row")
 	assert.True(t, strings.HasSuffix(full, "| met |"), "full within 150 ns: %s", full)
@@ -219,7 +219,7 @@ func TestChainTargetsOnTheRowThatDoesTheWork(t *testing.T) {
 
 	// The same wall time, but the writer goroutine spends CPU on the
 	// other core: 250 ns of CPU per call is charged, and misses.
-	full = rowOf(render(chain(250), meta{}, nil, ""), "full", "")
+	full = rowOf(render(chain(250), meta{}, nil), "full", "")
 	assert.True(t, strings.HasSuffix(full, "| **missed** |"), "CPU per call is charged: %s", full)
 
 	assert.Equal(t, verdictMissed, overheadAtMost(chainCost{140, 250}, chainCost{3, 3}, 0, 150, 0), "charged on CPU")
@@ -236,7 +236,7 @@ func TestCeilingRatioPerCount(t *testing.T) {
 	r := parse(strings.NewReader(raw))
 	q := newCI(r.pairRatios("BenchmarkCeiling/sqlite/toolmw", "BenchmarkCeiling/sqlite/driver", "rows/s"))
 	assert.InDelta(t, 0.98, q.mean, 1e-9, "toolmw over its driver, count by count")
-	page := render(r, meta{}, nil, "")
+	page := render(r, meta{}, nil)
 	assert.Equal(t, "| sqlite | 200,000 ±5% | 196,000 ±5% | 0.980 (0.980–0.980) | met | 4.00 µs | 5.00 µs | 1.250 |",
 		rowOf(page, "sqlite", "200,000"), "SQLite at 0.98 of its ceiling")
 	assert.Equal(t, "| postgres | 400,000 ±2% | 300,000 ±2% | 0.750 (0.750–0.750) | **missed** | 1.00 µs + 3.00 µs server | 2.00 µs + 4.00 µs server | 1.500 |",
@@ -255,11 +255,11 @@ func TestMetaGroupsGiveEachSectionItsLoad(t *testing.T) {
 	r := parse(strings.NewReader(
 		lines("BenchmarkChain/direct", 1000, map[string][]float64{"ns/op": {3}}) +
 			lines("BenchmarkInterleaved/sdk-in-memory", 1000, map[string][]float64{"ns/op": {4}, "bare-ns": {1}, "bare2-ns": {1}})))
-	page := render(r, m, nil, "")
-	chain := page[strings.Index(page, "## The chain"):strings.Index(page, "## tools/call")]
-	assert.Contains(t, chain, "`^BenchmarkChain$` (200ms, 5 counts, 23 s): 1.60 2.15 3.12 → 1.66 2.00 2.94", "the chain section states its load")
-	assert.NotContains(t, chain, "BenchmarkInterleaved$`", "and not another section's")
-	assert.Contains(t, page[strings.Index(page, "### Interleaved"):], "3.40 2.50 2.95", "the interleaved section states its load at the end")
+	page := renderDetails(r, m, nil, "")
+	assert.Contains(t, page, "| `^BenchmarkChain$` | 200ms | 5 | 1.60 2.15 3.12 | 1.66 2.00 2.94 | 23 |", "the details list every group with its load")
+	inter := page[strings.Index(page, "### Interleaved"):]
+	assert.Contains(t, inter, "`^BenchmarkInterleaved$` (1000x, 15 counts, 140 s): 2.10 2.00 2.90 → 3.40 2.50 2.95", "the interleaved section states its load")
+	assert.NotContains(t, inter, "BenchmarkChain$`", "and not another section's")
 }
 
 func TestChartsAreDrawnFromTheResults(t *testing.T) {
@@ -286,7 +286,7 @@ func TestChartsAreDrawnFromTheResults(t *testing.T) {
 	assert.NotContains(t, files, "ceiling", "no ceiling figures, no ceiling chart")
 	assert.NotContains(t, files, "size", "no size figures, no size chart")
 
-	page := render(parse(strings.NewReader(raw)), meta{}, map[string]string{"interleaved": "bench/results/interleaved.svg"}, "")
+	page := render(parse(strings.NewReader(raw)), meta{}, map[string]string{"interleaved": "bench/results/interleaved.svg"})
 	assert.Contains(t, page, "![interleaved ratios to bare with 95% intervals](bench/results/interleaved.svg)", "the page links the chart")
 }
 

@@ -151,6 +151,16 @@ type meta struct {
 	groups []group
 }
 
+// get returns the value of the meta line named k.
+func (m meta) get(k string) (string, bool) {
+	for _, kv := range m.kv {
+		if kv[0] == k {
+			return kv[1], true
+		}
+	}
+	return "", false
+}
+
 // group is one `run` of bench/run: a -bench regex run for some counts,
 // with the load average when it started and when it ended.
 type group struct {
@@ -212,4 +222,14 @@ func (m meta) groupsOf(benchmarks ...string) []group {
 		}
 	}
 	return out
+}
+
+// groupOf returns the group whose regex is name (bench/run's "paired").
+func (m meta) groupOf(name string) (group, bool) {
+	for _, g := range m.groups {
+		if g.regex == name {
+			return g, true
+		}
+	}
+	return group{}, false
 }

@@ -1,0 +1,150 @@
+package adapter_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx/adapter"
+)
+
+// TestMemo: a value is compiled once per key; an error is not remembered.
+func TestMemo(t *testing.T) {
+	var m adapter.Memo[string, int]
+	calls := 0
+	compile := func() (int, error) { calls++; return calls, nil }
+	v, err := m.Get("a", compile)
+	require.NoError(t, err)
+	v2, _ := m.Get("a", compile)
+	assert.Equal(t, 1, v)
+	assert.Equal(t, 1, v2, "remembered")
+	_, err = m.Get("b", func() (int, error) { return 0, errors.New("no") })
+	require.Error(t, err)
+	v, err = m.Get("b", compile)
+	require.NoError(t, err)
+	assert.Equal(t, 2, v, "an error is compiled again")
+}
+
+// TestPlainAndEncode: Plain says yes only for what certainly encodes;
+// EncodeValue checks a json.RawMessage and returns it as it is, and
+// EncodeMeta names the key that fails.
+func TestPlainAndEncode(t *testing.T) {
+	assert.True(t, adapter.Plain(map[string]any{"a": []any{1, "x", 2.5, nil, json.RawMessage(`{}`)}}))
+	assert.False(t, adapter.Plain(math.NaN()))
+	assert.False(t, adapter.Plain(json.RawMessage(`{`)))
+	assert.False(t, adapter.Plain(struct{}{}), "not plain: encode it to find out")
+
+	raw := json.RawMessage(`{"a":1}`)
+	got, err := adapter.EncodeValue(raw)
+	require.NoError(t, err)
+	assert.Equal(t, raw, got)
+	_, err = adapter.EncodeValue(json.RawMessage(`nope`))
+	require.Error(t, err)
+	meta, err := adapter.EncodeMeta(map[string]any{"k": []int{1}})
+	require.NoError(t, err)
+	assert.Equal(t, json.RawMessage(`[1]`), meta["k"])
+	_, err = adapter.EncodeMeta(map[string]any{"bad": make(chan int)})
+	require.ErrorContains(t, err, `"bad"`)
+	assert.Nil(t, must(adapter.EncodeMeta(nil)))
+
+	assert.Equal(t, map[string]any{"code": "internal"}, adapter.ErrorMeta(errs.Public{Code: errs.CodeInternal, Message: "m"}))
+	var dst []int
+	require.NoError(t, adapter.Transcode(&dst, []float64{1, 2}))
+	assert.Equal(t, []int{1, 2}, dst)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// TestURLElicitations: only the protocol's fields pass, and only for
+// well-formed URL elicitations.
+func TestURLElicitations(t *testing.T) {
+	b, ok := adapter.URLElicitations([]byte(`{"elicitations":[{"mode":"url","message":"sign in","url":"https://x.example/a","elicitationId":"e1","secret":"s"}],"other":"o"}`))
+	require.True(t, ok)
+	assert.JSONEq(t, `{"elicitations":[{"mode":"url","message":"sign in","url":"https://x.example/a","elicitationId":"e1"}]}`, string(b))
+	for _, bad := range []string{`{}`, `{"elicitations":[]}`, `{"elicitations":[{"mode":"form","url":"https://x.example"}]}`, `{"elicitations":[{"mode":"url","url":"relative"}]}`, `nope`} {
+		_, ok := adapter.URLElicitations([]byte(bad))
+		assert.False(t, ok, bad)
+	}
+}
+
+// TestTasks: an execution waits for its link's id and then runs detached
+// from the request's context; Cancel ends it; without a link, or with a
+// link closed without an id, it runs as it is.
+func TestTasks(t *testing.T) {
+	var tasks adapter.Tasks[*int]
+	key := new(int)
+	tasks.Open(key)
+	reqCtx, cancelReq := context.WithCancel(context.Background())
+	type begun struct {
+		ctx context.Context
+		id  string
+		end func()
+	}
+	got := make(chan begun)
+	go func() {
+		ctx, id, end := tasks.Begin(reqCtx, key)
+		got <- begun{ctx, id, end}
+	}()
+	tasks.Close(key, "task-1")
+	cancelReq() // the SDK cancels the creating request at once
+	var b begun
+	select {
+	case b = <-got:
+	case <-time.After(time.Minute):
+		t.Fatal("Begin did not return")
+	}
+	require.Equal(t, "task-1", b.id)
+	require.NoError(t, b.ctx.Err(), "detached from the request")
+	tasks.Cancel("task-1")
+	select {
+	case <-b.ctx.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("Cancel did not end the execution")
+	}
+	b.end()
+
+	ctx, id, end := tasks.Begin(context.Background(), new(int))
+	assert.Empty(t, id, "no link")
+	assert.Equal(t, context.Background(), ctx)
+	end()
+	other := new(int)
+	tasks.Open(other)
+	tasks.Close(other, "")
+	_, id, end = tasks.Begin(context.Background(), other)
+	assert.Empty(t, id, "closed without a task")
+	end()
+	_, id, _ = tasks.Begin(context.Background(), nil)
+	assert.Empty(t, id, "a zero key")
+}
+
+// TestMarks: a call is entered only once marked open and entered; the mark
+// closes when read; a nil *Marks marks nothing.
+func TestMarks(t *testing.T) {
+	var m adapter.Marks
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.Open(ctx)
+	m.Enter(ctx)
+	assert.True(t, m.Entered(ctx))
+	assert.False(t, m.Entered(ctx), "closed once read")
+	m.Open(ctx)
+	assert.False(t, m.Entered(ctx), "opened, never entered")
+	m.Enter(ctx)
+	assert.False(t, m.Entered(ctx), "entered without a mark")
+	var none *adapter.Marks
+	none.Open(ctx)
+	none.Enter(ctx)
+	assert.False(t, none.Entered(ctx))
+}
