@@ -244,7 +244,7 @@ func (d *demo) newServer() (*mcp.Server, error) {
 	if d.cfg.stdio {
 		transport = toolctx.TransportStdio
 	}
-	server, err := stack.NewServer(stack.ServerOptions{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
+	server, err := stack.NewServer(stack.ServerConfig{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
 		SlowTimeout: d.cfg.slowTimeout, Transport: transport, Outer: []toolctx.Middleware{d.tel.middleware(), d.calls.Track},
 		Guards: d.guards})
 	if err != nil {
@@ -258,7 +258,7 @@ func (d *demo) newServer() (*mcp.Server, error) {
 // after -shutdown-timeout), sessions are closed.
 func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 	var active atomic.Int64 // requests other than the long-lived GET streams
-	handler, err := stack.Handler(stack.HTTPOptions{Server: d.server, Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
+	handler, err := stack.Handler(stack.HTTPConfig{Server: d.server, Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
 		Stateless: d.cfg.stateless, SessionIdle: d.cfg.sessionIdle, MaxSessions: d.cfg.maxSessions,
 		WriteTimeout: d.cfg.writeTimeout, Active: &active})
 	if err != nil {
