@@ -41,12 +41,12 @@ func demoServer(tb testing.TB) string {
 	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool, FallbackLogger: discardLogger()})
 	calls := stack.NewInFlight()
 	logger := discardLogger()
-	s, err := stack.NewServer(stack.ServerOptions{Audit: w, Logger: logger, SDKLogger: logger, SlowTimeout: 2 * time.Second,
+	s, err := stack.NewServer(stack.ServerConfig{Audit: w, Logger: logger, SDKLogger: logger, SlowTimeout: 2 * time.Second,
 		Transport: toolctx.TransportUnknown, Outer: []toolctx.Middleware{calls.Track}})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h, err := stack.Handler(stack.HTTPOptions{Server: s, Audit: w, Logger: logger, SDKLogger: logger,
+	h, err := stack.Handler(stack.HTTPConfig{Server: s, Audit: w, Logger: logger, SDKLogger: logger,
 		SessionIdle: 5 * time.Minute, MaxSessions: 1000, WriteTimeout: time.Minute})
 	if err != nil {
 		tb.Fatal(err)

@@ -38,8 +38,11 @@ func TestNothingLeaks(t *testing.T) {
 	mcpsdktest.Run(t, mcpsdktest.Config{
 		// Your server: your tools and your chain, with causes.Diagnostics(yourHook)
 		// and causes.Emitter(yourAuditWriter) in place of yours.
-		NewServer: func() *mcp.Server { return newMyServer(causes) }, // default: InMemory, StreamableHTTP, StatelessHTTP, SSE,
-		Plan:      toolmwtest.Plan{Causes: causes, Transports: []toolmwtest.Transport{toolmwtest.InMemory}},
+		NewServer: func() *mcp.Server { return newMyServer(causes) },
+		Plan: toolmwtest.Plan{
+			Causes:     causes,
+			Transports: []toolmwtest.Transport{toolmwtest.InMemory}, // default: InMemory, StreamableHTTP, StatelessHTTP, SSE
+		},
 	})
 }
 

@@ -32,8 +32,10 @@ func newServer(opts ...server.ServerOption) *server.MCPServer {
 // to the client as a JSON-RPC error; the kit must say so.
 func TestFindsTheLeaksOfABareServer(t *testing.T) {
 	res, err := mcpgotest.Check(context.Background(), mcpgotest.Config{
-		NewServer: func() *server.MCPServer { return newServer() }, // raw shapes only: a bare mcp-go server does not recover panics,
-		Plan:      toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.StreamableHTTP}, Count: 14},
+		NewServer: func() *server.MCPServer { return newServer() },
+		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.StreamableHTTP},
+			Count: 14, // raw shapes only: a bare mcp-go server does not recover panics
+		},
 	})
 	require.NoError(t, err)
 	report := res.String()

@@ -50,8 +50,10 @@ func toolmwServer(causes *toolmwtest.Causes) func() *mcp.Server {
 // text to the client; the kit must say so, precisely.
 func TestFindsTheLeaksOfABareServer(t *testing.T) {
 	res, err := mcpsdktest.Check(context.Background(), mcpsdktest.Config{
-		NewServer: bareServer, // the raw shapes; no panic (the bare SDK would crash),
-		Plan:      toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.InMemory}, Count: 16},
+		NewServer: bareServer,
+		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.InMemory},
+			Count: 16, // the raw shapes; no panic (the bare SDK would crash)
+		},
 	})
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Problems, "a bare go-sdk server leaks raw errors")
