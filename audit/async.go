@@ -25,7 +25,7 @@ const (
 	// waits on the writer. The default. With a [Spool] the queue fills only
 	// when the local disk cannot keep up, not when the store fails.
 	Drop FullPolicy = iota
-	// Block waits for room in the queue, at most [AsyncOptions.BlockTimeout],
+	// Block waits for room in the queue, at most [AsyncConfig.BlockTimeout],
 	// then counts the row as dropped.
 	Block
 )
@@ -50,7 +50,7 @@ const (
 	// DurabilityDisk: Emit returns once the row is durable in the [Spool]
 	// (fsync'd; the calls queued together share one fsync, a group
 	// commit), so no call is answered without its row on disk. Every batch
-	// goes through the spool. Requires [AsyncOptions.Spool].
+	// goes through the spool. Requires [AsyncConfig.Spool].
 	//
 	// An HTTP row ([KindHTTP], from [HTTP]) waits too: [HTTP] emits it
 	// when the handler returns, before the server ends the response, so
@@ -61,10 +61,10 @@ const (
 	DurabilityDisk
 )
 
-// AsyncOptions configures [NewAsync]. The zero value gives the defaults:
+// AsyncConfig configures [NewAsync]. The zero value gives the defaults:
 // each zero field takes the default its doc names; a negative one is a
 // mistake, unless its doc says what it means (MaxRetries).
-type AsyncOptions struct {
+type AsyncConfig struct {
 	// QueueSize is how many rows wait in memory at most. The queue's slots
 	// are allocated up front (a few hundred bytes each; a row references
 	// only its own bounded copies, see [Limits]). Default 8192.
@@ -120,7 +120,7 @@ type AsyncOptions struct {
 // defaults, a negative one is a mistake (MaxRetries excepted, whose
 // negative value means until Close), as is an unknown Policy or
 // Durability (see package middleware's doc, "Knobs").
-func (cfg *AsyncOptions) check() string {
+func (cfg *AsyncConfig) check() string {
 	for _, f := range [...]struct {
 		name string
 		v    int64
@@ -131,14 +131,14 @@ func (cfg *AsyncOptions) check() string {
 		{"WriteTimeout", int64(cfg.WriteTimeout)}, {"DropLogInterval", int64(cfg.DropLogInterval)},
 	} {
 		if f.v < 0 {
-			return "AsyncOptions." + f.name + " must not be negative (zero means the default)"
+			return "AsyncConfig." + f.name + " must not be negative (zero means the default)"
 		}
 	}
 	if cfg.Policy != Drop && cfg.Policy != Block {
-		return fmt.Sprintf("AsyncOptions.Policy %d is neither Drop nor Block", int(cfg.Policy))
+		return fmt.Sprintf("AsyncConfig.Policy %d is neither Drop nor Block", int(cfg.Policy))
 	}
 	if cfg.Durability != DurabilityMemory && cfg.Durability != DurabilityDisk {
-		return fmt.Sprintf("AsyncOptions.Durability %d is neither DurabilityMemory nor DurabilityDisk", int(cfg.Durability))
+		return fmt.Sprintf("AsyncConfig.Durability %d is neither DurabilityMemory nor DurabilityDisk", int(cfg.Durability))
 	}
 	return ""
 }
@@ -196,7 +196,7 @@ type Async struct {
 	sink     Sink
 	onceSink OnceSink
 	spool    *Spool
-	cfg      AsyncOptions
+	cfg      AsyncConfig
 	limits   Limits
 	q        *ring
 	wake     chan struct{} // to the dispatcher: a batch is queued, or a row waits for the disk
@@ -228,12 +228,12 @@ type queued struct {
 // it. A nil sink, [DurabilityDisk] without a spool, a negative duration or
 // size in cfg (zero means the default) or an unknown Policy or Durability
 // is a construction mistake: NewAsync panics naming it.
-func NewAsync(sink Sink, cfg AsyncOptions) *Async {
+func NewAsync(sink Sink, cfg AsyncConfig) *Async {
 	if sink == nil {
 		panic("audit.NewAsync: nil sink")
 	}
 	if cfg.Durability == DurabilityDisk && cfg.Spool == nil {
-		panic("audit.NewAsync: DurabilityDisk needs AsyncOptions.Spool")
+		panic("audit.NewAsync: DurabilityDisk needs AsyncConfig.Spool")
 	}
 	if err := cfg.check(); err != "" {
 		panic("audit.NewAsync: " + err)

@@ -73,7 +73,7 @@ func row(i int) audit.Record {
 
 func TestAsyncBatchesBySizeAndFlushesOnClose(t *testing.T) {
 	s := &memSink{}
-	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 10, FlushInterval: time.Hour, FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 10, FlushInterval: time.Hour, FallbackLogger: discardLogger(nil)})
 	for i := 0; i < 95; i++ {
 		w.Emit(context.Background(), row(i))
 	}
@@ -88,7 +88,7 @@ func TestAsyncBatchesBySizeAndFlushesOnClose(t *testing.T) {
 
 func TestAsyncFlushesByInterval(t *testing.T) {
 	s := &memSink{}
-	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 1000, FlushInterval: 10 * time.Millisecond, FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 1000, FlushInterval: 10 * time.Millisecond, FallbackLogger: discardLogger(nil)})
 	defer w.Close(context.Background())
 	w.Emit(context.Background(), row(1))
 	require.Eventually(t, func() bool { return s.count() == 1 }, 5*time.Second, time.Millisecond)
@@ -97,7 +97,7 @@ func TestAsyncFlushesByInterval(t *testing.T) {
 func TestAsyncSinkFailsThenRecoversLosesNothing(t *testing.T) {
 	s := &memSink{failN: 4}
 	fb := &memSink{}
-	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 50, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
+	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 50, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
 		MaxRetries: 10, Fallback: fb, FallbackLogger: discardLogger(nil)})
 	const n = 1000
 	for i := 0; i < n; i++ {
@@ -117,7 +117,7 @@ func TestAsyncSinkFailsThenRecoversLosesNothing(t *testing.T) {
 func TestAsyncSinkAlwaysFailsEverythingToFallback(t *testing.T) {
 	s := &memSink{always: true}
 	fb := &memSink{}
-	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 64, FlushInterval: time.Millisecond, Backoff: time.Microsecond,
+	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 64, FlushInterval: time.Millisecond, Backoff: time.Microsecond,
 		MaxRetries: 2, Fallback: fb, FallbackLogger: discardLogger(nil)})
 	const n = 1000
 	for i := 0; i < n; i++ {
@@ -136,7 +136,7 @@ func TestAsyncSinkAlwaysFailsEverythingToFallback(t *testing.T) {
 func TestAsyncPanickingSinkGoesToFallback(t *testing.T) {
 	fb := &memSink{}
 	w := audit.NewAsync(audit.SinkFunc(func(context.Context, []audit.Record) error { panic("boom") }),
-		audit.AsyncOptions{MaxRetries: -1, Backoff: time.Millisecond, Fallback: fb, FallbackLogger: discardLogger(nil)})
+		audit.AsyncConfig{MaxRetries: -1, Backoff: time.Millisecond, Fallback: fb, FallbackLogger: discardLogger(nil)})
 	w.Emit(context.Background(), row(1))
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -147,7 +147,7 @@ func TestAsyncPanickingSinkGoesToFallback(t *testing.T) {
 }
 
 func TestAsyncFallbackFailsCountsDropped(t *testing.T) {
-	w := audit.NewAsync(&memSink{always: true}, audit.AsyncOptions{MaxRetries: 1, Backoff: time.Microsecond,
+	w := audit.NewAsync(&memSink{always: true}, audit.AsyncConfig{MaxRetries: 1, Backoff: time.Microsecond,
 		Fallback: &memSink{always: true}, FallbackLogger: discardLogger(nil)})
 	for i := 0; i < 10; i++ {
 		w.Emit(context.Background(), row(i))
@@ -194,7 +194,7 @@ func (s *stallSink) ids(t *testing.T) map[string]bool {
 func TestAsyncDropNeverWaits(t *testing.T) {
 	s := &stallSink{release: make(chan struct{})}
 	fb := &memSink{}
-	w := audit.NewAsync(s, audit.AsyncOptions{QueueSize: 16, BatchSize: 4, Policy: audit.Drop, Fallback: fb, FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 16, BatchSize: 4, Policy: audit.Drop, Fallback: fb, FallbackLogger: discardLogger(nil)})
 	const n = 10000
 	start := time.Now()
 	for i := 0; i < n; i++ {
@@ -226,7 +226,7 @@ func TestAsyncDropNeverWaits(t *testing.T) {
 
 func TestAsyncBlockWaitsAndLosesNothing(t *testing.T) {
 	s := &stallSink{release: make(chan struct{})}
-	w := audit.NewAsync(s, audit.AsyncOptions{QueueSize: 8, BatchSize: 4, Policy: audit.Block, BlockTimeout: time.Minute, FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 8, BatchSize: 4, Policy: audit.Block, BlockTimeout: time.Minute, FallbackLogger: discardLogger(nil)})
 	var wg sync.WaitGroup
 	const n = 200
 	for g := 0; g < 4; g++ {
@@ -250,7 +250,7 @@ func TestAsyncBlockWaitsAndLosesNothing(t *testing.T) {
 func TestAsyncCloseDeadlineSendsRestToFallback(t *testing.T) {
 	s := &stallSink{release: make(chan struct{})} // never released
 	fb := &memSink{}
-	w := audit.NewAsync(s, audit.AsyncOptions{QueueSize: 100, BatchSize: 10, Policy: audit.Block, Fallback: fb, FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 100, BatchSize: 10, Policy: audit.Block, Fallback: fb, FallbackLogger: discardLogger(nil)})
 	for i := 0; i < 50; i++ {
 		w.Emit(context.Background(), row(i))
 	}
@@ -270,7 +270,7 @@ func TestAsyncConcurrentEmitAndClose(t *testing.T) {
 	for round := 0; round < 20; round++ {
 		s := &memSink{}
 		fb := &memSink{}
-		w := audit.NewAsync(s, audit.AsyncOptions{QueueSize: 64, BatchSize: 16, Fallback: fb, FallbackLogger: discardLogger(nil)})
+		w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 64, BatchSize: 16, Fallback: fb, FallbackLogger: discardLogger(nil)})
 		var wg sync.WaitGroup
 		var emitted atomic.Int64
 		for g := 0; g < 8; g++ {
@@ -305,7 +305,7 @@ func TestAsyncConcurrentEmitAndClose(t *testing.T) {
 func TestAsyncMemoryBoundedWhenSinkStalls(t *testing.T) {
 	s := &stallSink{release: make(chan struct{})}
 	const queue = 4096
-	w := audit.NewAsync(s, audit.AsyncOptions{QueueSize: queue, BatchSize: 256, Policy: audit.Drop, FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: queue, BatchSize: 256, Policy: audit.Drop, FallbackLogger: discardLogger(nil)})
 	r := row(1)
 	for i := 0; i < queue*2; i++ { // fill the queue first
 		w.Emit(context.Background(), r)
@@ -327,7 +327,7 @@ func TestAsyncMemoryBoundedWhenSinkStalls(t *testing.T) {
 
 func ExampleAsync_Stats() {
 	w := audit.NewAsync(audit.SinkFunc(func(context.Context, []audit.Record) error { return nil }),
-		audit.AsyncOptions{FallbackLogger: discardLogger(nil)})
+		audit.AsyncConfig{FallbackLogger: discardLogger(nil)})
 	w.Emit(context.Background(), audit.Record{Kind: audit.KindTool, Tool: "search", Outcome: audit.OutcomeOK})
 	_ = w.Close(context.Background())
 	st := w.Stats()
@@ -351,7 +351,7 @@ func TestAsyncSinkGoexitDoesNotEndTheWriter(t *testing.T) {
 	})
 	var logged syncBuffer
 	fb := audit.SinkFunc(func(context.Context, []audit.Record) error { runtime.Goexit(); return nil })
-	w := audit.NewAsync(sink, audit.AsyncOptions{BatchSize: 10, FlushInterval: time.Hour, Backoff: time.Millisecond,
+	w := audit.NewAsync(sink, audit.AsyncConfig{BatchSize: 10, FlushInterval: time.Hour, Backoff: time.Millisecond,
 		MaxRetries: 2, Fallback: fb, FallbackLogger: discardLogger(&logged)})
 	const n = 100
 	for i := range n {

@@ -37,7 +37,7 @@ func BenchmarkCallBaseline(b *testing.B) {
 // interceptor into an Async writer (Drop policy, large queue, a sink that
 // discards): building the Record and enqueuing it.
 func BenchmarkCallWithAudit(b *testing.B) {
-	w := audit.NewAsync(discardSink, audit.AsyncOptions{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop, FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(discardSink, audit.AsyncConfig{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop, FallbackLogger: discardLogger(nil)})
 	defer w.Close(context.Background())
 	h, _ := middleware.New(audit.Interceptor(w)).ThenFunc(okHandler)
 	req, ctx := benchReq(), context.Background()
@@ -54,7 +54,7 @@ func BenchmarkCallWithAudit(b *testing.B) {
 // BenchmarkCallWithAuditParallel is BenchmarkCallWithAudit from GOMAXPROCS
 // goroutines.
 func BenchmarkCallWithAuditParallel(b *testing.B) {
-	w := audit.NewAsync(discardSink, audit.AsyncOptions{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop, FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(discardSink, audit.AsyncConfig{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop, FallbackLogger: discardLogger(nil)})
 	defer w.Close(context.Background())
 	h, _ := middleware.New(audit.Interceptor(w)).ThenFunc(okHandler)
 	ctx := context.Background()
@@ -70,7 +70,7 @@ func BenchmarkCallWithAuditParallel(b *testing.B) {
 
 // BenchmarkAsyncEmit is one Emit of a Record into the queue.
 func BenchmarkAsyncEmit(b *testing.B) {
-	w := audit.NewAsync(discardSink, audit.AsyncOptions{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop, FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(discardSink, audit.AsyncConfig{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop, FallbackLogger: discardLogger(nil)})
 	defer w.Close(context.Background())
 	r := row(1)
 	ctx := context.Background()
@@ -84,7 +84,7 @@ func BenchmarkAsyncEmit(b *testing.B) {
 // (Drop policy): the cost of a full queue, and the heap stays flat.
 func BenchmarkAsyncStalledSink(b *testing.B) {
 	s := &stallSink{release: make(chan struct{})}
-	w := audit.NewAsync(s, audit.AsyncOptions{QueueSize: 4096, Policy: audit.Drop, FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 4096, Policy: audit.Drop, FallbackLogger: discardLogger(nil)})
 	r := row(1)
 	ctx := context.Background()
 	b.ReportAllocs()

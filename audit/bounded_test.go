@@ -20,12 +20,12 @@ import (
 	"github.com/toolmw/toolmw/toolctx"
 )
 
-// TestDefaultConfigNeverWaitsOnAStalledSink: with AsyncOptions{} and a sink
+// TestDefaultConfigNeverWaitsOnAStalledSink: with AsyncConfig{} and a sink
 // that never returns, 20,000 calls all return (the loop finishing before
 // the sink is released is the proof), and every row is accounted for.
 func TestDefaultConfigNeverWaitsOnAStalledSink(t *testing.T) {
 	s := &stallSink{release: make(chan struct{})}
-	w := audit.NewAsync(s, audit.AsyncOptions{Fallback: &memSink{}, FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{Fallback: &memSink{}, FallbackLogger: discardLogger(nil)})
 	h, err := middleware.New(audit.Interceptor(w)).ThenFunc(okHandler)
 	require.NoError(t, err)
 	const n = 20000
@@ -60,7 +60,7 @@ func TestQueuedRowsHoldNoReferenceToTheCall(t *testing.T) {
 	// The store stalls until the test releases it: no write may time out
 	// first, however long 8192 calls take on a loaded machine (with the
 	// default 10 s, rows went to the fallback under -race on 2 busy cores).
-	w := audit.NewAsync(s, audit.AsyncOptions{Fallback: &memSink{}, FallbackLogger: discardLogger(nil), WriteTimeout: time.Hour})
+	w := audit.NewAsync(s, audit.AsyncConfig{Fallback: &memSink{}, FallbackLogger: discardLogger(nil), WriteTimeout: time.Hour})
 	result := toolctx.TextResult("ok")
 	h, err := middleware.New(audit.Interceptor(w)).ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
 		return result
@@ -136,7 +136,7 @@ func TestLimitsCutWithAMarker(t *testing.T) {
 // interceptor reach the sink cut to the configured limits.
 func TestAsyncCutsRowsToItsLimits(t *testing.T) {
 	s := &memSink{}
-	w := audit.NewAsync(s, audit.AsyncOptions{Limits: audit.Limits{Tool: 64, ClientMeta: 128}, FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{Limits: audit.Limits{Tool: 64, ClientMeta: 128}, FallbackLogger: discardLogger(nil)})
 	h, err := middleware.New(audit.Interceptor(w)).ThenFunc(okHandler)
 	require.NoError(t, err)
 	huge := strings.Repeat("n", 1<<20)

@@ -8,11 +8,11 @@
 // caller was told, everywhere else; a stack is never written. Arguments are
 // recorded only through a redactor ([WithArguments]).
 //
-//	store, err := sqlstore.OpenSQLite(ctx, "/var/lib/app/audit.db", sqlstore.Options{})
+//	store, err := sqlstore.OpenSQLite(ctx, "/var/lib/app/audit.db", sqlstore.Config{})
 //	if err != nil { return err }
-//	spool, err := audit.OpenSpool("/var/lib/app/audit.spool", audit.SpoolOptions{})
+//	spool, err := audit.OpenSpool("/var/lib/app/audit.spool", audit.SpoolConfig{})
 //	if err != nil { return err }
-//	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool})
+//	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool})
 //	defer store.Close()
 //	defer w.Close(ctx) // runs first: flushes into the store, or leaves the rest in the spool
 //	chain := middleware.New(

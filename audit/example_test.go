@@ -47,7 +47,7 @@ func Example_slogMulti() {
 	))
 
 	sink := audit.NewSlogSink(h)
-	chain := middleware.New(audit.Interceptor(audit.Direct(sink, audit.DirectOptions{})), middleware.Normalize(errs.Normalizer{}), middleware.Recover)
+	chain := middleware.New(audit.Interceptor(audit.Direct(sink, audit.DirectConfig{})), middleware.Normalize(errs.Normalizer{}), middleware.Recover)
 	tool, _ := chain.ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
 		return toolctx.ErrorResult(errors.New("dial tcp 10.0.0.7:5432: connection refused"))
 	})

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/toolmw/toolmw/errs"
-	"github.com/toolmw/toolmw/internal/httpslot"
 	"github.com/toolmw/toolmw/internal/httpwrap"
 	"github.com/toolmw/toolmw/internal/safecall"
+	"github.com/toolmw/toolmw/middleware/httpmw"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -43,8 +43,8 @@ func HTTP(e Emitter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			slot := &httpslot.Slot{RequestID: toolctx.RequestIDFrom(r.Context()), Identity: toolctx.IdentityFrom(r.Context())}
-			ctx := httpslot.With(r.Context(), slot)
+			slot := &httpmw.Report{RequestID: toolctx.RequestIDFrom(r.Context()), Identity: toolctx.IdentityFrom(r.Context())}
+			ctx := httpmw.WithReport(r.Context(), slot)
 			sw, st := httpwrap.Wrap(w, nil)
 			row := func(faulted bool) {
 				status := st.Code()
@@ -87,8 +87,14 @@ func HTTP(e Emitter) func(http.Handler) http.Handler {
 // innermost handler with it. Without an HTTP outside it does nothing.
 func CaptureHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httpslot.SetRequestID(r.Context(), toolctx.RequestIDFrom(r.Context()))
-		httpslot.SetIdentity(r.Context(), toolctx.IdentityFrom(r.Context()))
+		if rep := httpmw.ReportFrom(r.Context()); rep != nil {
+			if id := toolctx.RequestIDFrom(r.Context()); id != "" {
+				rep.RequestID = id
+			}
+			if id := toolctx.IdentityFrom(r.Context()); id != nil {
+				rep.Identity = id
+			}
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -98,5 +104,7 @@ func CaptureHTTP(next http.Handler) http.Handler {
 // be public: it is what the client was told. Without an [HTTP] outside it
 // does nothing.
 func NoteHTTPError(ctx context.Context, pub errs.Public) {
-	httpslot.SetPublic(ctx, pub)
+	if rep := httpmw.ReportFrom(ctx); rep != nil {
+		rep.Public = &pub
+	}
 }

@@ -79,7 +79,7 @@ func WithFallbackLogger(l *slog.Logger) Option {
 // writes the same row whether or not [middleware.Normalize] is in the
 // chain. Place it outermost, outside [middleware.Recover]:
 //
-//	w := audit.NewAsync(store, audit.AsyncOptions{})
+//	w := audit.NewAsync(store, audit.AsyncConfig{})
 //	chain := middleware.New(audit.Interceptor(w), middleware.Diagnostics(report), middleware.Recover)
 //
 // A nil e, or an option given a value it cannot use, panics: a

@@ -415,13 +415,13 @@ func TestPanickingEmitterDoesNotFailTheCall(t *testing.T) {
 	for name, e := range map[string]audit.Emitter{
 		"panicking emitter":            audit.EmitterFunc(func(context.Context, audit.Record) { panic("sink exploded") }),
 		"emitter panicking oddly":      audit.EmitterFunc(func(context.Context, audit.Record) { panic(shapes.ErrorPanics{Secret: "sink exploded"}) }),
-		"Direct over a panicking sink": audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { panic("sink exploded") }), audit.DirectOptions{}),
+		"Direct over a panicking sink": audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { panic("sink exploded") }), audit.DirectConfig{}),
 	} {
 		var logged syncBuffer
 		fallback := discardLogger(&logged)
 		opts := []audit.Option{audit.WithFallbackLogger(fallback)}
 		if strings.HasPrefix(name, "Direct") {
-			e = audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { panic("sink exploded") }), audit.DirectOptions{FallbackLogger: fallback})
+			e = audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { panic("sink exploded") }), audit.DirectConfig{FallbackLogger: fallback})
 		}
 		h, err := middleware.New(audit.Interceptor(e, opts...), middleware.Normalize(errs.Normalizer{}), middleware.Recover).
 			ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
@@ -443,7 +443,7 @@ func TestPanickingEmitterDoesNotFailTheCall(t *testing.T) {
 
 func TestDirectFailingSinkLogsTheRow(t *testing.T) {
 	var logged syncBuffer
-	e := audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { return errors.New("collector: connection refused") }), audit.DirectOptions{FallbackLogger: discardLogger(&logged)})
+	e := audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { return errors.New("collector: connection refused") }), audit.DirectConfig{FallbackLogger: discardLogger(&logged)})
 	e.Emit(context.Background(), audit.Record{Kind: audit.KindTool, CallID: "call-7", Outcome: audit.OutcomeOK})
 	assert.Contains(t, logged.String(), "collector: connection refused", "the error")
 	assert.Contains(t, logged.String(), "call_id=call-7", "the call id")
@@ -452,7 +452,7 @@ func TestDirectFailingSinkLogsTheRow(t *testing.T) {
 	// Used on its own (by audit.HTTP, say), Direct does not let a
 	// panicking sink lose the row either.
 	logged = syncBuffer{}
-	e = audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { panic(shapes.ErrorPanics{Secret: "disk gone"}) }), audit.DirectOptions{FallbackLogger: discardLogger(&logged)})
+	e = audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { panic(shapes.ErrorPanics{Secret: "disk gone"}) }), audit.DirectConfig{FallbackLogger: discardLogger(&logged)})
 	require.NotPanics(t, func() {
 		e.Emit(context.Background(), audit.Record{Kind: audit.KindHTTP, CallID: "call-8", Outcome: audit.OutcomeOK, Status: 200})
 	}, "a panicking sink is contained")
@@ -548,7 +548,7 @@ func TestClientMetaThroughAsync(t *testing.T) {
 	for _, noMeta := range []bool{false, true} {
 		t.Run(fmt.Sprintf("without-client-meta=%v", noMeta), func(t *testing.T) {
 			sink, fallback := &memSink{}, &memSink{}
-			w := audit.NewAsync(sink, audit.AsyncOptions{Policy: audit.Block, Fallback: fallback, FallbackLogger: discardLogger(nil)})
+			w := audit.NewAsync(sink, audit.AsyncConfig{Policy: audit.Block, Fallback: fallback, FallbackLogger: discardLogger(nil)})
 			var opts []audit.Option
 			if noMeta {
 				opts = append(opts, audit.WithoutClientMeta())
@@ -580,5 +580,5 @@ func TestClientMetaThroughAsync(t *testing.T) {
 
 func TestNilEmitterOrSinkFailsAtConstruction(t *testing.T) {
 	assert.PanicsWithValue(t, "audit.Interceptor: the emitter is nil", func() { audit.Interceptor(nil) }, "a nil emitter")
-	assert.PanicsWithValue(t, "audit.Direct: the sink is nil", func() { audit.Direct(nil, audit.DirectOptions{}) }, "a nil sink")
+	assert.PanicsWithValue(t, "audit.Direct: the sink is nil", func() { audit.Direct(nil, audit.DirectConfig{}) }, "a nil sink")
 }

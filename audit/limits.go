@@ -8,7 +8,7 @@ import (
 )
 
 // Limits are the byte limits on a row's fields that a client can make
-// large. [Async] applies them ([AsyncOptions.Limits]) before a row is
+// large. [Async] applies them ([AsyncConfig.Limits]) before a row is
 // queued; [Direct], [SlogSink.Emit] and the interceptor's fallback log
 // (a row an emitter could not take) apply the defaults; any other emitter
 // may call [Limits.Apply]. A zero field takes

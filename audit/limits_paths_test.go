@@ -50,7 +50,7 @@ func redactNothing(_ string, args json.RawMessage) json.RawMessage { return args
 func TestDirectAppliesLimits(t *testing.T) {
 	s := &memSink{}
 	h, req := hugeCall(t)
-	chain, err := middleware.New(audit.Interceptor(audit.Direct(s, audit.DirectOptions{FallbackLogger: discardLogger(nil)}), audit.WithArguments(redactNothing))).Then(h)
+	chain, err := middleware.New(audit.Interceptor(audit.Direct(s, audit.DirectConfig{FallbackLogger: discardLogger(nil)}), audit.WithArguments(redactNothing))).Then(h)
 	require.NoError(t, err)
 	chain.CallTool(context.Background(), req)
 	require.Len(t, s.rows, 1, "one row")

@@ -79,7 +79,7 @@ func (k *keep) ids() []string {
 func TestRefusedRowsAreIsolatedThroughAnOutage(t *testing.T) {
 	sink := &pickySink{}
 	fb := &keep{}
-	w := audit.NewAsync(sink, audit.AsyncOptions{QueueSize: 2048, BatchSize: 1000, FlushInterval: time.Hour, Fallback: fb,
+	w := audit.NewAsync(sink, audit.AsyncConfig{QueueSize: 2048, BatchSize: 1000, FlushInterval: time.Hour, Fallback: fb,
 		FallbackLogger: discardLogger(nil), Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond})
 	poison := map[int]bool{3: true, 500: true, 501: true, 998: true}
 	for i := range 1000 {
@@ -131,7 +131,7 @@ func TestAnOutageIsNeverSplit(t *testing.T) {
 		return errors.New("connection refused")
 	})
 	fb := &keep{}
-	w := audit.NewAsync(sink, audit.AsyncOptions{BatchSize: 100, FlushInterval: time.Hour, Fallback: fb, MaxRetries: 2,
+	w := audit.NewAsync(sink, audit.AsyncConfig{BatchSize: 100, FlushInterval: time.Hour, Fallback: fb, MaxRetries: 2,
 		FallbackLogger: discardLogger(nil), Backoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	for i := range 100 {
 		w.Emit(context.Background(), audit.Record{Kind: audit.KindTool, CallID: fmt.Sprint(i), Outcome: audit.OutcomeOK})
@@ -151,14 +151,14 @@ func TestSpoolKeepsNumbersAsWritten(t *testing.T) {
 	dir := t.TempDir()
 	sink := newOnceSink()
 	sink.down.Store(true)
-	w := audit.NewAsync(sink, audit.AsyncOptions{Spool: openSpool(t, dir, audit.SpoolOptions{}), FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(sink, audit.AsyncConfig{Spool: openSpool(t, dir, audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
 	w.Emit(context.Background(), audit.Record{Kind: audit.KindTool, CallID: "c0", Outcome: audit.OutcomeOK,
 		ClientMeta: map[string]any{"huge": json.Number("1e999999"), "id": json.Number("9007199254740993")}})
 	w.Emit(context.Background(), audit.Record{Kind: audit.KindTool, CallID: "c1", Outcome: audit.OutcomeOK})
 	require.Error(t, w.Close(context.Background()), "the rows stay in the spool")
 
 	sink.down.Store(false)
-	w = audit.NewAsync(sink, audit.AsyncOptions{Spool: openSpool(t, dir, audit.SpoolOptions{}), FallbackLogger: discardLogger(nil)})
+	w = audit.NewAsync(sink, audit.AsyncConfig{Spool: openSpool(t, dir, audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
 	require.NoError(t, w.Close(context.Background()))
 	st := w.Stats()
 	assert.Zero(t, st.Dropped, "nothing dropped")
@@ -193,8 +193,8 @@ func TestDurabilityDiskRefusedRowLeavesTheDisk(t *testing.T) {
 	dir := t.TempDir()
 	sink := &pickySink{}
 	fb := &keep{}
-	w := audit.NewAsync(sink, audit.AsyncOptions{Durability: audit.DurabilityDisk, Backoff: time.Millisecond,
-		Spool: openSpool(t, dir, audit.SpoolOptions{}), Fallback: fb, FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(sink, audit.AsyncConfig{Durability: audit.DurabilityDisk, Backoff: time.Millisecond,
+		Spool: openSpool(t, dir, audit.SpoolConfig{}), Fallback: fb, FallbackLogger: discardLogger(nil)})
 	defer w.Close(context.Background())
 	for i := range 20 {
 		r := row(i)
@@ -236,8 +236,8 @@ func TestDurabilityDiskRefusedRowLeavesTheDisk(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(crashed, n.Name()), b, 0o600))
 	}
 	fb2 := &keep{}
-	w2 := audit.NewAsync(sink, audit.AsyncOptions{Durability: audit.DurabilityDisk, Backoff: time.Millisecond,
-		Spool: openSpool(t, crashed, audit.SpoolOptions{}), Fallback: fb2, FallbackLogger: discardLogger(nil)})
+	w2 := audit.NewAsync(sink, audit.AsyncConfig{Durability: audit.DurabilityDisk, Backoff: time.Millisecond,
+		Spool: openSpool(t, crashed, audit.SpoolConfig{}), Fallback: fb2, FallbackLogger: discardLogger(nil)})
 	require.NoError(t, w2.Close(context.Background()))
 	assert.Empty(t, fb2.ids(), "the next start sends no refused row to the fallback again")
 }

@@ -114,7 +114,7 @@ func BenchmarkQueue(b *testing.B) {
 // BenchmarkSpoolAdd is the cost of spooling a batch of 2,048 rows (encode,
 // checksum, write; no fsync), per row.
 func BenchmarkSpoolAdd(b *testing.B) {
-	sp, err := OpenSpool(b.TempDir(), SpoolOptions{MaxBytes: 1 << 40})
+	sp, err := OpenSpool(b.TempDir(), SpoolConfig{MaxBytes: 1 << 40})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -147,11 +147,11 @@ func BenchmarkDurability(b *testing.B) {
 	for _, d := range []Durability{DurabilityMemory, DurabilityDisk} {
 		name := map[Durability]string{DurabilityMemory: "memory", DurabilityDisk: "disk"}[d]
 		b.Run(name, func(b *testing.B) {
-			sp, err := OpenSpool(b.TempDir(), SpoolOptions{MaxBytes: 1 << 40})
+			sp, err := OpenSpool(b.TempDir(), SpoolConfig{MaxBytes: 1 << 40})
 			if err != nil {
 				b.Fatal(err)
 			}
-			w := NewAsync(SinkFunc(func(context.Context, []Record) error { return nil }), AsyncOptions{
+			w := NewAsync(SinkFunc(func(context.Context, []Record) error { return nil }), AsyncConfig{
 				Spool: sp, Durability: d, Policy: Block, BlockTimeout: time.Minute,
 				FallbackLogger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			r := Record{Time: time.Now(), Kind: KindTool, CallID: "c-1", Tool: "search", Outcome: OutcomeOK}

@@ -41,11 +41,11 @@ type EmitterFunc func(ctx context.Context, r Record)
 // Emit calls f(ctx, r).
 func (f EmitterFunc) Emit(ctx context.Context, r Record) { f(ctx, r) }
 
-// DirectOptions configures [Direct]. The zero value gives the defaults.
-type DirectOptions struct {
+// DirectConfig configures [Direct]. The zero value gives the defaults.
+type DirectConfig struct {
 	// FallbackLogger is where a row goes, with the call id and the error
 	// or panic value, when the sink fails or panics: the same knob as
-	// [AsyncOptions.FallbackLogger]. Default slog.Default().
+	// [AsyncConfig.FallbackLogger]. Default slog.Default().
 	FallbackLogger *slog.Logger
 }
 
@@ -57,7 +57,7 @@ type DirectOptions struct {
 // [SlogSink]; put slow ones behind [Async]. A nil s
 // panics, at construction (see package middleware's doc on construction
 // mistakes).
-func Direct(s Sink, opts DirectOptions) Emitter {
+func Direct(s Sink, opts DirectConfig) Emitter {
 	if s == nil {
 		panic("audit.Direct: the sink is nil")
 	}

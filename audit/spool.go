@@ -58,8 +58,8 @@ type OnceSink interface {
 	ForgetBatches(ctx context.Context, spool string, below uint64) error
 }
 
-// SpoolOptions configures [OpenSpool]. The zero value gives the defaults.
-type SpoolOptions struct {
+// SpoolConfig configures [OpenSpool]. The zero value gives the defaults.
+type SpoolConfig struct {
 	// MaxBytes bounds the spool's files on disk. When a batch does not
 	// fit, its rows are counted as dropped and logged, and the call is
 	// answered as usual. Default 256 MiB.
@@ -71,7 +71,7 @@ type SpoolOptions struct {
 	SegmentBytes int64
 	// FallbackLogger is where the spool reports what it found on open (a
 	// torn or corrupt file). The same knob as
-	// [AsyncOptions.FallbackLogger]. Default slog.Default().
+	// [AsyncConfig.FallbackLogger]. Default slog.Default().
 	FallbackLogger *slog.Logger
 }
 
@@ -83,7 +83,7 @@ var ErrSpoolFull = errors.New("the audit spool is full")
 // append-only segment files of checksummed frames. [Async] puts batches in
 // it when the store fails or is slow (or, with [Sync] durability, every
 // batch), and replays them into the store, oldest first, when it answers
-// again. Open one with [OpenSpool] and pass it in [AsyncOptions.Spool]; the
+// again. Open one with [OpenSpool] and pass it in [AsyncConfig.Spool]; the
 // Async owns it from then on and closes it. Rows in the spool when the
 // process stops are replayed by the next one that opens the directory.
 //
@@ -152,12 +152,12 @@ var errSpoolVersion = errors.New("spool format version")
 // reads what a previous process left there. It fails at once, with an
 // error naming the directory, when the directory cannot be created or
 // written or another process holds it.
-func OpenSpool(dir string, cfg SpoolOptions) (*Spool, error) {
+func OpenSpool(dir string, cfg SpoolConfig) (*Spool, error) {
 	if dir == "" {
 		return nil, errors.New("audit: spool: the directory is empty")
 	}
 	if cfg.MaxBytes < 0 || cfg.SegmentBytes < 0 {
-		return nil, fmt.Errorf("audit: spool %q: SpoolOptions.MaxBytes and SegmentBytes must not be negative (zero means the default), got %d and %d", dir, cfg.MaxBytes, cfg.SegmentBytes)
+		return nil, fmt.Errorf("audit: spool %q: SpoolConfig.MaxBytes and SegmentBytes must not be negative (zero means the default), got %d and %d", dir, cfg.MaxBytes, cfg.SegmentBytes)
 	}
 	if cfg.MaxBytes == 0 {
 		cfg.MaxBytes = 256 << 20

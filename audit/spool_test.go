@@ -101,7 +101,7 @@ func (s *onceSink) exactlyOnce(t *testing.T, n int) {
 	assert.Len(t, seen, n, "every row written")
 }
 
-func openSpool(t *testing.T, dir string, cfg audit.SpoolOptions) *audit.Spool {
+func openSpool(t *testing.T, dir string, cfg audit.SpoolConfig) *audit.Spool {
 	t.Helper()
 	if cfg.FallbackLogger == nil {
 		cfg.FallbackLogger = discardLogger(nil)
@@ -118,8 +118,8 @@ func TestSpoolAbsorbsAnOutage(t *testing.T) {
 	s := newOnceSink()
 	s.down.Store(true)
 	fb := &memSink{}
-	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 64, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
-		MaxBackoff: 5 * time.Millisecond, Spool: openSpool(t, t.TempDir(), audit.SpoolOptions{}), Fallback: fb, FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 64, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
+		MaxBackoff: 5 * time.Millisecond, Spool: openSpool(t, t.TempDir(), audit.SpoolConfig{}), Fallback: fb, FallbackLogger: discardLogger(nil)})
 	const n = 5000
 	for i := 0; i < n; i++ {
 		w.Emit(context.Background(), row(i))
@@ -144,8 +144,8 @@ func TestSpoolAbsorbsAnOutage(t *testing.T) {
 func TestSpoolSlowStoreDoesNotHoldCalls(t *testing.T) {
 	s := newOnceSink()
 	s.delay = 20 * time.Millisecond
-	w := audit.NewAsync(s, audit.AsyncOptions{QueueSize: 2048, BatchSize: 64, FlushInterval: time.Millisecond,
-		Spool: openSpool(t, t.TempDir(), audit.SpoolOptions{}), FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 2048, BatchSize: 64, FlushInterval: time.Millisecond,
+		Spool: openSpool(t, t.TempDir(), audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
 	const n = 5000
 	for i := 0; i < n; i++ {
 		w.Emit(context.Background(), row(i))
@@ -171,8 +171,8 @@ func TestSpoolSurvivesARestart(t *testing.T) {
 	s := newOnceSink()
 	s.ambiguous.Store(3) // three batches commit and report a failure: they are spooled too
 	const n = 3000
-	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 100, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
-		Spool: openSpool(t, dir, audit.SpoolOptions{}), FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 100, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
+		Spool: openSpool(t, dir, audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
 	for i := 0; i < n; i++ {
 		w.Emit(context.Background(), row(i))
 		if i == 1500 {
@@ -190,7 +190,7 @@ func TestSpoolSurvivesARestart(t *testing.T) {
 	t.Logf("first run: %+v; %d rows in the store", st, s.count())
 
 	s.down.Store(false)
-	w2 := audit.NewAsync(s, audit.AsyncOptions{Spool: openSpool(t, dir, audit.SpoolOptions{}), FallbackLogger: discardLogger(nil)})
+	w2 := audit.NewAsync(s, audit.AsyncConfig{Spool: openSpool(t, dir, audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
 	require.NoError(t, w2.Close(context.Background()), "the second run replays everything")
 	s.exactlyOnce(t, n)
 	assert.Zero(t, w2.Stats().SpoolRows)
@@ -204,7 +204,7 @@ func TestSpoolSurvivesARestart(t *testing.T) {
 func TestCloseWithTheStoreHangingReturnsByTheDeadline(t *testing.T) {
 	dir := t.TempDir()
 	s := &stallSink{release: make(chan struct{})}
-	w := audit.NewAsync(s, audit.AsyncOptions{Spool: openSpool(t, dir, audit.SpoolOptions{}), FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{Spool: openSpool(t, dir, audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
 	for i := 0; i < 100; i++ {
 		w.Emit(context.Background(), row(i))
 	}
@@ -213,7 +213,7 @@ func TestCloseWithTheStoreHangingReturnsByTheDeadline(t *testing.T) {
 	err := w.Close(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "100 rows stay in the spool")
-	sp := openSpool(t, dir, audit.SpoolOptions{})
+	sp := openSpool(t, dir, audit.SpoolConfig{})
 	assert.Equal(t, 100, sp.Rows(), "the next start finds them")
 	require.NoError(t, sp.Close())
 }
@@ -226,9 +226,9 @@ func TestSpoolFullCountsAndLogsDrops(t *testing.T) {
 	s.down.Store(true)
 	var logs syncBuffer
 	fb := &memSink{}
-	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 50, FlushInterval: time.Millisecond, Backoff: time.Hour,
+	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 50, FlushInterval: time.Millisecond, Backoff: time.Hour,
 		DropLogInterval: 10 * time.Millisecond, Fallback: fb, FallbackLogger: discardLogger(&logs),
-		Spool: openSpool(t, t.TempDir(), audit.SpoolOptions{MaxBytes: 64 << 10})})
+		Spool: openSpool(t, t.TempDir(), audit.SpoolConfig{MaxBytes: 64 << 10})})
 	const n = 5000
 	for i := 0; i < n; i++ {
 		w.Emit(context.Background(), row(i))
@@ -251,8 +251,8 @@ func TestSpoolTornTailIsCut(t *testing.T) {
 	dir := t.TempDir()
 	s := newOnceSink()
 	s.down.Store(true)
-	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 10, FlushInterval: time.Millisecond, Backoff: time.Hour,
-		Spool: openSpool(t, dir, audit.SpoolOptions{}), FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 10, FlushInterval: time.Millisecond, Backoff: time.Hour,
+		Spool: openSpool(t, dir, audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
 	for i := 0; i < 100; i++ {
 		w.Emit(context.Background(), row(i))
 	}
@@ -267,11 +267,11 @@ func TestSpoolTornTailIsCut(t *testing.T) {
 	require.NoError(t, f.Close())
 
 	var logs syncBuffer
-	sp := openSpool(t, dir, audit.SpoolOptions{FallbackLogger: discardLogger(&logs)})
+	sp := openSpool(t, dir, audit.SpoolConfig{FallbackLogger: discardLogger(&logs)})
 	assert.Equal(t, 100, sp.Rows(), "the good batches are kept")
 	assert.Contains(t, logs.String(), "spool segment damaged", "the damage is reported")
 	s.down.Store(false)
-	w2 := audit.NewAsync(s, audit.AsyncOptions{Spool: sp, FallbackLogger: discardLogger(nil)})
+	w2 := audit.NewAsync(s, audit.AsyncConfig{Spool: sp, FallbackLogger: discardLogger(nil)})
 	require.NoError(t, w2.Close(context.Background()))
 	s.exactlyOnce(t, 100)
 }
@@ -283,8 +283,8 @@ func TestSpoolOfAnotherVersionIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	s := newOnceSink()
 	s.down.Store(true)
-	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 10, FlushInterval: time.Millisecond, Backoff: time.Hour,
-		Spool: openSpool(t, dir, audit.SpoolOptions{}), FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 10, FlushInterval: time.Millisecond, Backoff: time.Hour,
+		Spool: openSpool(t, dir, audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
 	for i := 0; i < 20; i++ {
 		w.Emit(context.Background(), row(i))
 	}
@@ -301,7 +301,7 @@ func TestSpoolOfAnotherVersionIsRefused(t *testing.T) {
 	before, err := os.ReadFile(last)
 	require.NoError(t, err)
 
-	_, err = audit.OpenSpool(dir, audit.SpoolOptions{FallbackLogger: discardLogger(nil)})
+	_, err = audit.OpenSpool(dir, audit.SpoolConfig{FallbackLogger: discardLogger(nil)})
 	require.Error(t, err, "a spool of another format version does not open")
 	assert.Contains(t, err.Error(), "format TMS2", "the error names the format found")
 	assert.Contains(t, err.Error(), last, "and the file")
@@ -312,7 +312,7 @@ func TestSpoolOfAnotherVersionIsRefused(t *testing.T) {
 	// Once the newer frames are gone (the version that wrote them replayed
 	// them), the directory opens again with every row of its own.
 	require.NoError(t, os.WriteFile(last, before[:len(before)-len("TMS2\x10\x00\x00\x00a frame of a format to come")], 0o600))
-	sp := openSpool(t, dir, audit.SpoolOptions{})
+	sp := openSpool(t, dir, audit.SpoolConfig{})
 	assert.Equal(t, 20, sp.Rows(), "the rows of this version's frames are kept")
 	require.NoError(t, sp.Close())
 }
@@ -324,8 +324,8 @@ func TestDurabilityDiskReturnsOnceTheRowIsOnDisk(t *testing.T) {
 	dir := t.TempDir()
 	s := newOnceSink()
 	s.down.Store(true)
-	w := audit.NewAsync(s, audit.AsyncOptions{Durability: audit.DurabilityDisk, Backoff: time.Hour,
-		Spool: openSpool(t, dir, audit.SpoolOptions{}), FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{Durability: audit.DurabilityDisk, Backoff: time.Hour,
+		Spool: openSpool(t, dir, audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
@@ -340,26 +340,26 @@ func TestDurabilityDiskReturnsOnceTheRowIsOnDisk(t *testing.T) {
 	st := w.Stats()
 	assert.Equal(t, uint64(400), st.Spooled, "every returned Emit's row is in the spool")
 	_ = w.Close(context.Background())
-	sp := openSpool(t, dir, audit.SpoolOptions{})
+	sp := openSpool(t, dir, audit.SpoolConfig{})
 	assert.Equal(t, 400, sp.Rows(), "and on disk")
 	require.NoError(t, sp.Close())
-	assert.Panics(t, func() { audit.NewAsync(s, audit.AsyncOptions{Durability: audit.DurabilityDisk}) }, "DurabilityDisk without a spool")
+	assert.Panics(t, func() { audit.NewAsync(s, audit.AsyncConfig{Durability: audit.DurabilityDisk}) }, "DurabilityDisk without a spool")
 }
 
 func TestOpenSpoolErrors(t *testing.T) {
 	dir := t.TempDir()
-	sp := openSpool(t, dir, audit.SpoolOptions{})
-	_, err := audit.OpenSpool(dir, audit.SpoolOptions{})
+	sp := openSpool(t, dir, audit.SpoolConfig{})
+	_, err := audit.OpenSpool(dir, audit.SpoolConfig{})
 	require.Error(t, err, "a second process on the same directory")
 	assert.Contains(t, err.Error(), "another process uses it")
 	require.NoError(t, sp.Close())
 
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
-	_, err = audit.OpenSpool(filepath.Join(file, "spool"), audit.SpoolOptions{})
+	_, err = audit.OpenSpool(filepath.Join(file, "spool"), audit.SpoolConfig{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "cannot create the directory")
-	_, err = audit.OpenSpool("", audit.SpoolOptions{})
+	_, err = audit.OpenSpool("", audit.SpoolConfig{})
 	require.Error(t, err)
 }
 
@@ -378,12 +378,12 @@ func ExampleSpool() {
 		written.Add(int64(len(b)))
 		return nil
 	})
-	spool, err := audit.OpenSpool(filepath.Join(dir, "audit.spool"), audit.SpoolOptions{MaxBytes: 64 << 20})
+	spool, err := audit.OpenSpool(filepath.Join(dir, "audit.spool"), audit.SpoolConfig{MaxBytes: 64 << 20})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	w := audit.NewAsync(sink, audit.AsyncOptions{Spool: spool, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
+	w := audit.NewAsync(sink, audit.AsyncConfig{Spool: spool, FlushInterval: time.Millisecond, Backoff: time.Millisecond,
 		FallbackLogger: discardLogger(nil)})
 	for i := 0; i < 3; i++ {
 		w.Emit(context.Background(), audit.Record{Kind: audit.KindTool, Tool: "search", Outcome: audit.OutcomeOK})
@@ -407,8 +407,8 @@ func TestDurabilityDiskHTTPRowIsOnDiskBeforeTheResponseEnds(t *testing.T) {
 	dir := t.TempDir()
 	s := newOnceSink()
 	s.down.Store(true) // the row can only be in the spool
-	w := audit.NewAsync(s, audit.AsyncOptions{Durability: audit.DurabilityDisk, Backoff: time.Hour, FlushInterval: time.Hour,
-		Spool: openSpool(t, dir, audit.SpoolOptions{}), FallbackLogger: discardLogger(nil)})
+	w := audit.NewAsync(s, audit.AsyncConfig{Durability: audit.DurabilityDisk, Backoff: time.Hour, FlushInterval: time.Hour,
+		Spool: openSpool(t, dir, audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
 	srv := httptest.NewServer(audit.HTTP(w)(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(rw, "ok")
 	})))
@@ -424,7 +424,7 @@ func TestDurabilityDiskHTTPRowIsOnDiskBeforeTheResponseEnds(t *testing.T) {
 	assert.Equal(t, uint64(3), st.Spooled, "each answered request's row is in the spool: %+v", st)
 	srv.Close()
 	_ = w.Close(context.Background())
-	sp := openSpool(t, dir, audit.SpoolOptions{})
+	sp := openSpool(t, dir, audit.SpoolConfig{})
 	assert.Equal(t, 3, sp.Rows(), "and on disk")
 	require.NoError(t, sp.Close())
 }

@@ -24,7 +24,7 @@ import (
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
 )
 
-// Batch size of the writer in the store figures (the AsyncOptions default).
+// Batch size of the writer in the store figures (the AsyncConfig default).
 const storeBatch = 2048
 
 var tableSeq atomic.Int64
@@ -78,7 +78,7 @@ func pgTable(b *testing.B, dsn, prefix string) string {
 func stores() []store {
 	return []store{
 		{"sqlite", func(b *testing.B) (*sqlstore.Store, *pgCPU) {
-			s, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "audit.db"), sqlstore.Options{})
+			s, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "audit.db"), sqlstore.Config{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func stores() []store {
 			dsn := pgDSN(b)
 			table := pgTable(b, dsn, "toolmw_bench")
 			meter, appDSN := newPGCPU(b, dsn, table)
-			s, err := sqlstore.OpenPostgres(context.Background(), appDSN, sqlstore.Options{Table: table})
+			s, err := sqlstore.OpenPostgres(context.Background(), appDSN, sqlstore.Config{Table: table})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -134,7 +134,7 @@ func BenchmarkAudit(b *testing.B) {
 		b.Run(st.name+"/throughput", func(b *testing.B) {
 			s, server := st.open(b)
 			rows := auditRows(4096)
-			w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: storeBatch, Policy: audit.Block, BlockTimeout: time.Minute, FallbackLogger: discardLogger(), Fallback: discardSink})
+			w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: storeBatch, Policy: audit.Block, BlockTimeout: time.Minute, FallbackLogger: discardLogger(), Fallback: discardSink})
 			ctx := context.Background()
 			b.ReportAllocs()
 			if server != nil {
@@ -166,7 +166,7 @@ func BenchmarkAudit(b *testing.B) {
 			s, _ := st.open(b)
 			rows := auditRows(4096)
 			const queue = 8192
-			w := newAsync(b, s, audit.AsyncOptions{QueueSize: queue, BatchSize: storeBatch, Policy: audit.Drop})
+			w := newAsync(b, s, audit.AsyncConfig{QueueSize: queue, BatchSize: storeBatch, Policy: audit.Drop})
 			ctx := context.Background()
 			lat := make([]time.Duration, 0, min(b.N, 1<<20))
 			floor := make([]time.Duration, 0, min(b.N, 1<<20))
@@ -232,7 +232,7 @@ func benchStalled(b *testing.B, q int) {
 		return nil
 	})
 	heap0, _ := memNow()
-	w := audit.NewAsync(stall, audit.AsyncOptions{QueueSize: q, Policy: audit.Drop, FallbackLogger: discardLogger(), Fallback: discardSink})
+	w := audit.NewAsync(stall, audit.AsyncConfig{QueueSize: q, Policy: audit.Drop, FallbackLogger: discardLogger(), Fallback: discardSink})
 	defer func() {
 		close(release)
 		_ = w.Close(context.Background())

@@ -54,7 +54,7 @@ func sqliteDSN(path string) string {
 func BenchmarkCeiling(b *testing.B) {
 	b.Run("sqlite/driver", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "audit.db")
-		s, err := sqlstore.OpenSQLite(context.Background(), path, sqlstore.Options{})
+		s, err := sqlstore.OpenSQLite(context.Background(), path, sqlstore.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func BenchmarkCeiling(b *testing.B) {
 		table := pgTable(b, dsn, "toolmw_ceiling")
 		meter, appDSN := newPGCPU(b, dsn, table)
 		ctx := context.Background()
-		s, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: table})
+		s, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Config{Table: table})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func BenchmarkCeiling(b *testing.B) {
 func ceilingToolmw(b *testing.B, st store) {
 	s, server := st.open(b)
 	rows := auditRows(4096)
-	w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: storeBatch, Policy: audit.Block, BlockTimeout: time.Minute, FallbackLogger: discardLogger(), Fallback: discardSink})
+	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: storeBatch, Policy: audit.Block, BlockTimeout: time.Minute, FallbackLogger: discardLogger(), Fallback: discardSink})
 	ctx := context.Background()
 	if server != nil {
 		server.begin(b)

@@ -100,7 +100,7 @@ func BenchmarkChain(b *testing.B) {
 		loop(b, h)
 	})
 	b.Run("audit", func(b *testing.B) {
-		w := newAsync(b, discardSink, audit.AsyncOptions{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
+		w := newAsync(b, discardSink, audit.AsyncConfig{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
 		h, _ := middleware.New(audit.Interceptor(w)).Then(okHandler)
 		loop(b, h, closer(w))
 	})
@@ -108,7 +108,7 @@ func BenchmarkChain(b *testing.B) {
 	// on every call (the io.modelcontextprotocol/ keys only, which the row
 	// leaves out).
 	b.Run("audit-reserved-meta", func(b *testing.B) {
-		w := newAsync(b, discardSink, audit.AsyncOptions{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
+		w := newAsync(b, discardSink, audit.AsyncConfig{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
 		h, _ := middleware.New(audit.Interceptor(w)).Then(okHandler)
 		req := *chainReq
 		req.Meta = map[string]any{
@@ -128,7 +128,7 @@ func BenchmarkChain(b *testing.B) {
 	// Recover) on success, the audit rows going to an async writer into a
 	// sink that discards them: the chain the "full chain" targets name.
 	b.Run("full", func(b *testing.B) {
-		w := newAsync(b, discardSink, audit.AsyncOptions{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
+		w := newAsync(b, discardSink, audit.AsyncConfig{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
 		h, _ := fullChain(w).Then(okHandler)
 		loop(b, h, closer(w))
 		b.ReportMetric(100*float64(w.Stats().Dropped)/float64(b.N), "dropped-%")

@@ -30,23 +30,23 @@ func demoServer(tb testing.TB) string {
 	tb.Helper()
 	ctx := context.Background()
 	dir := tb.TempDir()
-	store, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "audit.db"), sqlstore.Options{})
+	store, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "audit.db"), sqlstore.Config{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	spool, err := audit.OpenSpool(filepath.Join(dir, "audit.db.spool"), audit.SpoolOptions{FallbackLogger: discardLogger()})
+	spool, err := audit.OpenSpool(filepath.Join(dir, "audit.db.spool"), audit.SpoolConfig{FallbackLogger: discardLogger()})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool, FallbackLogger: discardLogger()})
+	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool, FallbackLogger: discardLogger()})
 	calls := stack.NewInFlight()
 	logger := discardLogger()
-	s, err := stack.NewServer(stack.ServerOptions{Audit: w, Logger: logger, SDKLogger: logger, SlowTimeout: 2 * time.Second,
+	s, err := stack.NewServer(stack.ServerConfig{Audit: w, Logger: logger, SDKLogger: logger, SlowTimeout: 2 * time.Second,
 		Transport: toolctx.TransportUnknown, Outer: []toolctx.Middleware{calls.Track}})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h, err := stack.Handler(stack.HTTPOptions{Server: s, Audit: w, Logger: logger, SDKLogger: logger,
+	h, err := stack.Handler(stack.HTTPConfig{Server: s, Audit: w, Logger: logger, SDKLogger: logger,
 		SessionIdle: 5 * time.Minute, MaxSessions: 1000, WriteTimeout: time.Minute})
 	if err != nil {
 		tb.Fatal(err)

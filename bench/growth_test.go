@@ -86,7 +86,7 @@ func BenchmarkGrowth(b *testing.B) {
 	}
 	for _, c := range []int{1, 2, 8, 16, 64} {
 		b.Run(fmt.Sprintf("concurrency/goroutines=%d", c), func(b *testing.B) {
-			w := newAsync(b, discardSink, audit.AsyncOptions{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
+			w := newAsync(b, discardSink, audit.AsyncConfig{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
 			h, _ := fullChain(w).Then(okHandler)
 			if c == 1 {
 				loop(b, h, closer(w))

@@ -95,7 +95,7 @@ func slack() float64 {
 }
 
 func TestGuardChainAllocs(t *testing.T) {
-	w := newAsync(t, discardSink, audit.AsyncOptions{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
+	w := newAsync(t, discardSink, audit.AsyncConfig{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
 	h, err := fullChain(w).Then(okHandler)
 	require.NoError(t, err)
 	ctx := context.Background()

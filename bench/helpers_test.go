@@ -26,7 +26,7 @@ var discardSink = audit.SinkFunc(func(context.Context, []audit.Record) error { r
 
 // newAsync is the audit writer of the full chain: the recommended Drop
 // policy (a call never waits for the sink), in front of sink.
-func newAsync(tb testing.TB, sink audit.Sink, cfg audit.AsyncOptions) *audit.Async {
+func newAsync(tb testing.TB, sink audit.Sink, cfg audit.AsyncConfig) *audit.Async {
 	tb.Helper()
 	if cfg.FallbackLogger == nil {
 		cfg.FallbackLogger = discardLogger()
@@ -59,7 +59,7 @@ func fullChain(e audit.Emitter) middleware.Chain {
 // The writer is returned so that a benchmark can charge its work (see
 // cpuMeter.stop).
 func fullChainSlog(tb testing.TB) (toolctx.Middleware, *audit.Async) {
-	w := newAsync(tb, audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil)), audit.AsyncOptions{Policy: audit.Drop})
+	w := newAsync(tb, audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil)), audit.AsyncConfig{Policy: audit.Drop})
 	return fullChain(w).Middleware(), w
 }
 
@@ -68,7 +68,7 @@ func fullChainSlog(tb testing.TB) (toolctx.Middleware, *audit.Async) {
 // (audit.Direct): the same kind of work, done at the same time, as the
 // SDKs' own logging middleware, so that like is compared with like.
 func fullChainSyncSlog() toolctx.Middleware {
-	return fullChain(audit.Direct(audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil)), audit.DirectOptions{FallbackLogger: discardLogger()})).Middleware()
+	return fullChain(audit.Direct(audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil)), audit.DirectConfig{FallbackLogger: discardLogger()})).Middleware()
 }
 
 // cpuTime is the process's user+system CPU time, every thread (getrusage

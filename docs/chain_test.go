@@ -34,15 +34,15 @@ func greet(ctx context.Context, req *toolctx.Request, in greetIn) (greetOut, err
 func Example_recommendedChain() {
 	run := func(ctx context.Context) error {
 		// doc:begin recommended
-		store, err := sqlstore.OpenSQLite(ctx, "toolmw-audit.db", sqlstore.Options{})
+		store, err := sqlstore.OpenSQLite(ctx, "toolmw-audit.db", sqlstore.Config{})
 		if err != nil {
 			return err
 		}
-		spool, err := audit.OpenSpool("toolmw-audit.spool", audit.SpoolOptions{}) // local disk, 256 MiB at most
+		spool, err := audit.OpenSpool("toolmw-audit.spool", audit.SpoolConfig{}) // local disk, 256 MiB at most
 		if err != nil {
 			return err
 		}
-		w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool}) // a call never waits on the store
+		w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool}) // a call never waits on the store
 		defer store.Close()
 		defer w.Close(ctx) // runs first: flushes into the store; what it cannot write stays in the spool
 

@@ -20,7 +20,7 @@ import (
 func newMyServer(causes *toolmwtest.Causes) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mine"}, nil)
 	chain := middleware.New(
-		audit.Interceptor(causes.Emitter(audit.Direct(audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil)), audit.DirectOptions{}))),
+		audit.Interceptor(causes.Emitter(audit.Direct(audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil)), audit.DirectConfig{}))),
 		middleware.Diagnostics(causes.Diagnostics(nil)),
 		middleware.Normalize(errs.Normalizer{}),
 		middleware.Recover,
@@ -38,9 +38,11 @@ func TestNothingLeaks(t *testing.T) {
 	mcpsdktest.Run(t, mcpsdktest.Config{
 		// Your server: your tools and your chain, with causes.Diagnostics(yourHook)
 		// and causes.Emitter(yourAuditWriter) in place of yours.
-		NewServer:  func() *mcp.Server { return newMyServer(causes) },
-		Causes:     causes,
-		Transports: []toolmwtest.Transport{toolmwtest.InMemory}, // default: InMemory, StreamableHTTP, StatelessHTTP, SSE
+		NewServer: func() *mcp.Server { return newMyServer(causes) },
+		Plan: toolmwtest.Plan{
+			Causes:     causes,
+			Transports: []toolmwtest.Transport{toolmwtest.InMemory}, // default: InMemory, StreamableHTTP, StatelessHTTP, SSE
+		},
 	})
 }
 

@@ -63,8 +63,8 @@ type Answer struct {
 	Structured bool
 }
 
-// Options says what [Exercise] checks.
-type Options struct {
+// ExerciseConfig says what [Exercise] checks.
+type ExerciseConfig struct {
 	// Failures are the failing tools registered on the server, by index
 	// (see [ToolName]).
 	Failures []Failure
@@ -133,7 +133,7 @@ func (r *Result) problem(p Problem) { r.Problems = append(r.Problems, p) }
 // during the call, for a call with no answer within the timeout, and for a
 // server that no longer answers; it stops at the first call that
 // hangs or kills the server. It closes conn.
-func Exercise(ctx context.Context, conn Conn, opts Options, res *Result) error {
+func Exercise(ctx context.Context, conn Conn, opts ExerciseConfig, res *Result) error {
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 10 * time.Second
 	}
@@ -185,7 +185,7 @@ func Exercise(ctx context.Context, conn Conn, opts Options, res *Result) error {
 
 // exercise makes one call and checks what came back; it reports whether
 // the server still answers.
-func exercise(ctx context.Context, conn Conn, alive func(context.Context) error, opts Options, secrets []string, tool string, c call, res *Result) bool {
+func exercise(ctx context.Context, conn Conn, alive func(context.Context) error, opts ExerciseConfig, secrets []string, tool string, c call, res *Result) bool {
 	from := conn.Received.Len()
 	cctx, cancel := context.WithTimeout(ctx, opts.CallTimeout)
 	_, err := conn.CallTool(cctx, tool, c.args)
@@ -370,7 +370,7 @@ func Check(ctx context.Context, plan Plan, failures func(seed int64, n int) []Fa
 		plan.Count = 100
 	}
 	fs := failures(plan.Seed, plan.Count)
-	opts := Options{Failures: fs, Secrets: plan.Secrets, SkipOwnTools: plan.SkipOwnTools, CallTimeout: plan.CallTimeout}
+	opts := ExerciseConfig{Failures: fs, Secrets: plan.Secrets, SkipOwnTools: plan.SkipOwnTools, CallTimeout: plan.CallTimeout}
 	res := new(Result)
 	for _, tr := range plan.Transports {
 		if tr.command != nil {

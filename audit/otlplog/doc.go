@@ -4,11 +4,11 @@
 // attributes. It is its own package so that importing audit builds no
 // OpenTelemetry.
 //
-//	sink, err := otlplog.New(ctx, "http://127.0.0.1:4318", otlplog.Options{})
+//	sink, err := otlplog.New(ctx, "http://127.0.0.1:4318", otlplog.Config{})
 //	if err != nil { return err }
-//	spool, err := audit.OpenSpool("/var/lib/app/otlp.spool", audit.SpoolOptions{})
+//	spool, err := audit.OpenSpool("/var/lib/app/otlp.spool", audit.SpoolConfig{})
 //	if err != nil { return err }
-//	w := audit.NewAsync(sink, audit.AsyncOptions{Spool: spool})
+//	w := audit.NewAsync(sink, audit.AsyncConfig{Spool: spool})
 //	defer sink.Close(ctx)
 //	defer w.Close(ctx) // runs first: flushes the queue into the sink
 //

@@ -40,8 +40,8 @@ const Prefix = "toolmw."
 // has none.
 const DefaultPath = "/v1/logs"
 
-// Options configures [New]. The zero value gives the defaults.
-type Options struct {
+// Config configures [New]. The zero value gives the defaults.
+type Config struct {
 	// Headers are sent with every export request (an API key, say).
 	Headers map[string]string
 	// Timeout bounds one export request. Default 10s. Behind
@@ -83,7 +83,7 @@ type Sink struct {
 // one is an error naming it. The exporter's other settings not given in
 // opts are read from the OTEL_EXPORTER_OTLP_* environment variables, as
 // otlploghttp documents; the endpoint is always the one given here.
-func New(ctx context.Context, endpoint string, opts Options) (*Sink, error) {
+func New(ctx context.Context, endpoint string, opts Config) (*Sink, error) {
 	u, err := url.Parse(endpoint)
 	switch {
 	case err != nil:
@@ -95,7 +95,7 @@ func New(ctx context.Context, endpoint string, opts Options) (*Sink, error) {
 	case u.RawQuery != "" || u.Fragment != "":
 		return nil, fmt.Errorf("otlplog: the endpoint %q must not have a query or fragment", endpoint)
 	case opts.Timeout < 0:
-		return nil, fmt.Errorf("otlplog: Options.Timeout must not be negative, got %v", opts.Timeout)
+		return nil, fmt.Errorf("otlplog: Config.Timeout must not be negative, got %v", opts.Timeout)
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = DefaultPath

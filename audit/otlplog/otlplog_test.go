@@ -30,7 +30,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func newSink(t *testing.T, endpoint string, opts otlplog.Options) *otlplog.Sink {
+func newSink(t *testing.T, endpoint string, opts otlplog.Config) *otlplog.Sink {
 	t.Helper()
 	s, err := otlplog.New(context.Background(), endpoint, opts)
 	require.NoError(t, err)
@@ -64,7 +64,7 @@ func TestRecordShape(t *testing.T) {
 	rcv := newReceiver(t)
 	rcv.up()
 	res := resource.NewSchemaless(attribute.String("service.name", "toolmw-test"))
-	sink := newSink(t, rcv.url(), otlplog.Options{Resource: res, Headers: map[string]string{"X-Api-Key": "k1"}})
+	sink := newSink(t, rcv.url(), otlplog.Config{Resource: res, Headers: map[string]string{"X-Api-Key": "k1"}})
 
 	httpRow := audit.Record{Time: start.Add(time.Second), Kind: audit.KindHTTP, RequestID: "req-2", Method: "POST",
 		Path: "/mcp", Status: 503, Outcome: audit.OutcomeError, Code: errs.CodeUnavailable, Duration: 2 * time.Millisecond}
@@ -141,8 +141,8 @@ func TestRecordShape(t *testing.T) {
 func TestThroughInterceptor(t *testing.T) {
 	rcv := newReceiver(t)
 	rcv.up()
-	sink := newSink(t, rcv.url()+"/custom/logs", otlplog.Options{Gzip: true})
-	w := audit.NewAsync(sink, audit.AsyncOptions{FlushInterval: 10 * time.Millisecond, FallbackLogger: discard()})
+	sink := newSink(t, rcv.url()+"/custom/logs", otlplog.Config{Gzip: true})
+	w := audit.NewAsync(sink, audit.AsyncConfig{FlushInterval: 10 * time.Millisecond, FallbackLogger: discard()})
 	h := audit.Interceptor(w)(toolctx.HandlerFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
 		return toolctx.ErrorResult(fmt.Errorf("backend: password=hunter2 rejected"))
 	}))
@@ -205,10 +205,10 @@ func TestBurstWhileReceiverDown(t *testing.T) {
 	rcv := newReceiver(t) // down
 	// Generous timeouts: a request the receiver took but the client gave up
 	// on would be sent again (at least once), and this test counts exactly.
-	sink := newSink(t, rcv.url(), otlplog.Options{Timeout: time.Minute})
-	spool, err := audit.OpenSpool(t.TempDir(), audit.SpoolOptions{FallbackLogger: discard()})
+	sink := newSink(t, rcv.url(), otlplog.Config{Timeout: time.Minute})
+	spool, err := audit.OpenSpool(t.TempDir(), audit.SpoolConfig{FallbackLogger: discard()})
 	require.NoError(t, err)
-	w := audit.NewAsync(sink, audit.AsyncOptions{Spool: spool, BatchSize: 100, FlushInterval: 10 * time.Millisecond,
+	w := audit.NewAsync(sink, audit.AsyncConfig{Spool: spool, BatchSize: 100, FlushInterval: 10 * time.Millisecond,
 		Backoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, WriteTimeout: time.Minute, FallbackLogger: discard()})
 
 	const n = 3000
@@ -237,11 +237,11 @@ func TestBurstWhileReceiverDown(t *testing.T) {
 // dropped and counted, and every row it held arrives: the loss is exactly
 // Stats.Dropped, no more.
 func TestBurstBeyondTheSpool(t *testing.T) {
-	rcv := newReceiver(t)                                                // down
-	sink := newSink(t, rcv.url(), otlplog.Options{Timeout: time.Minute}) // see TestBurstWhileReceiverDown
-	spool, err := audit.OpenSpool(t.TempDir(), audit.SpoolOptions{MaxBytes: 96 << 10, FallbackLogger: discard()})
+	rcv := newReceiver(t)                                               // down
+	sink := newSink(t, rcv.url(), otlplog.Config{Timeout: time.Minute}) // see TestBurstWhileReceiverDown
+	spool, err := audit.OpenSpool(t.TempDir(), audit.SpoolConfig{MaxBytes: 96 << 10, FallbackLogger: discard()})
 	require.NoError(t, err)
-	w := audit.NewAsync(sink, audit.AsyncOptions{Spool: spool, BatchSize: 50, FlushInterval: 10 * time.Millisecond,
+	w := audit.NewAsync(sink, audit.AsyncConfig{Spool: spool, BatchSize: 50, FlushInterval: 10 * time.Millisecond,
 		Backoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, WriteTimeout: time.Minute, FallbackLogger: discard()})
 
 	const n = 3000
@@ -268,7 +268,7 @@ func TestAnswers(t *testing.T) {
 	rcv := newReceiver(t)
 	rcv.up()
 	var logged bytes.Buffer
-	sink := newSink(t, rcv.url(), otlplog.Options{FallbackLogger: slog.New(slog.NewTextHandler(&logged, nil))})
+	sink := newSink(t, rcv.url(), otlplog.Config{FallbackLogger: slog.New(slog.NewTextHandler(&logged, nil))})
 	row := []audit.Record{toolRow()}
 
 	for _, status := range []int{http.StatusServiceUnavailable, http.StatusInternalServerError, http.StatusBadRequest, http.StatusNotFound} {
@@ -301,7 +301,7 @@ func TestAnswers(t *testing.T) {
 // within the timeout.
 func TestUnreachableIsAnError(t *testing.T) {
 	rcv := newReceiver(t) // down
-	sink := newSink(t, rcv.url(), otlplog.Options{})
+	sink := newSink(t, rcv.url(), otlplog.Config{})
 	err := sink.WriteBatch(context.Background(), []audit.Record{toolRow()})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "connection refused")
@@ -315,11 +315,11 @@ func TestNewRejectsBadEndpoints(t *testing.T) {
 		"http://127.0.0.1:4318/?a=b": "must not have a query",
 		"http://[::1":                "is not a URL",
 	} {
-		_, err := otlplog.New(context.Background(), endpoint, otlplog.Options{})
+		_, err := otlplog.New(context.Background(), endpoint, otlplog.Config{})
 		require.Error(t, err, endpoint)
 		assert.Contains(t, err.Error(), want, endpoint)
 	}
-	_, err := otlplog.New(context.Background(), "http://127.0.0.1:4318", otlplog.Options{Timeout: -time.Second})
+	_, err := otlplog.New(context.Background(), "http://127.0.0.1:4318", otlplog.Config{Timeout: -time.Second})
 	require.ErrorContains(t, err, "Timeout must not be negative")
 }
 
@@ -331,11 +331,11 @@ func TestTooLargeIsSplit(t *testing.T) {
 	rcv := newReceiver(t)
 	rcv.maxBody = 32 << 10
 	rcv.up()
-	sink := newSink(t, rcv.url(), otlplog.Options{Timeout: time.Minute})
-	spool, err := audit.OpenSpool(t.TempDir(), audit.SpoolOptions{FallbackLogger: discard()})
+	sink := newSink(t, rcv.url(), otlplog.Config{Timeout: time.Minute})
+	spool, err := audit.OpenSpool(t.TempDir(), audit.SpoolConfig{FallbackLogger: discard()})
 	require.NoError(t, err)
 	fb := &fallbackRows{}
-	w := audit.NewAsync(sink, audit.AsyncOptions{Spool: spool, BatchSize: 400, FlushInterval: time.Hour,
+	w := audit.NewAsync(sink, audit.AsyncConfig{Spool: spool, BatchSize: 400, FlushInterval: time.Hour,
 		Backoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, WriteTimeout: time.Minute,
 		Limits: audit.Limits{ClientMeta: 1 << 20}, Fallback: fb, FallbackLogger: discard()})
 

@@ -33,7 +33,7 @@ func benchRows(n int) []audit.Record {
 func benchThroughput(b *testing.B, bk backend, batchSize int) {
 	s, _ := bk.open(b)
 	rows := benchRows(4096)
-	w := audit.NewAsync(s, audit.AsyncOptions{QueueSize: 4 * batchSize, BatchSize: batchSize, FlushInterval: 50 * time.Millisecond,
+	w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 4 * batchSize, BatchSize: batchSize, FlushInterval: 50 * time.Millisecond,
 		Policy: audit.Block, BlockTimeout: time.Minute, FallbackLogger: quiet()})
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -116,12 +116,12 @@ func BenchmarkSQLiteChunk(b *testing.B) {
 func BenchmarkSpoolDrainPostgres(b *testing.B) {
 	s, _ := pgBackend().open(b)
 	dir := b.TempDir()
-	sp, err := audit.OpenSpool(dir, audit.SpoolOptions{MaxBytes: 4 << 30, FallbackLogger: quiet()})
+	sp, err := audit.OpenSpool(dir, audit.SpoolConfig{MaxBytes: 4 << 30, FallbackLogger: quiet()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	down := audit.SinkFunc(func(context.Context, []audit.Record) error { return errors.New("down") })
-	w := audit.NewAsync(down, audit.AsyncOptions{Policy: audit.Block, BlockTimeout: time.Minute, Backoff: time.Hour, Spool: sp, FallbackLogger: quiet()})
+	w := audit.NewAsync(down, audit.AsyncConfig{Policy: audit.Block, BlockTimeout: time.Minute, Backoff: time.Hour, Spool: sp, FallbackLogger: quiet()})
 	rows := benchRows(4096)
 	for i := 0; i < b.N; i++ {
 		w.Emit(context.Background(), rows[i&4095])
@@ -132,11 +132,11 @@ func BenchmarkSpoolDrainPostgres(b *testing.B) {
 	}
 	b.ResetTimer()
 	start := time.Now()
-	sp2, err := audit.OpenSpool(dir, audit.SpoolOptions{MaxBytes: 4 << 30, FallbackLogger: quiet()})
+	sp2, err := audit.OpenSpool(dir, audit.SpoolConfig{MaxBytes: 4 << 30, FallbackLogger: quiet()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	w2 := audit.NewAsync(s, audit.AsyncOptions{Spool: sp2, FallbackLogger: quiet()})
+	w2 := audit.NewAsync(s, audit.AsyncConfig{Spool: sp2, FallbackLogger: quiet()})
 	if err := w2.Close(context.Background()); err != nil {
 		b.Fatal(err)
 	}

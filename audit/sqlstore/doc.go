@@ -6,7 +6,7 @@
 // by replicas).
 //
 // Importing it builds both drivers; importing package audit builds
-// neither. The table ([Options.Table], default "toolmw_audit") is created
+// neither. The table ([Config.Table], default "toolmw_audit") is created
 // or upgraded on open; a table written by a newer toolmw is refused with
 // [ErrNewerSchema]. Put the store behind [audit.NewAsync] with an
 // [audit.Spool]: it is an [audit.OnceSink], so a replayed batch is written

@@ -24,16 +24,16 @@ func Example() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 
-	store, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "audit.db"), sqlstore.Options{})
+	store, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "audit.db"), sqlstore.Config{})
 	if err != nil {
 		log.Fatal(err) // names the problem: missing directory, read-only, newer schema...
 	}
 	defer store.Close()
-	spool, err := audit.OpenSpool(filepath.Join(dir, "audit.spool"), audit.SpoolOptions{})
+	spool, err := audit.OpenSpool(filepath.Join(dir, "audit.spool"), audit.SpoolConfig{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool}) // a call never waits on the database
+	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool}) // a call never waits on the database
 
 	chain := middleware.New(
 		audit.Interceptor(w),
@@ -71,7 +71,7 @@ func ExampleStore_Query() {
 	dir, _ := os.MkdirTemp("", "toolmw-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	store, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "audit.db"), sqlstore.Options{})
+	store, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "audit.db"), sqlstore.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestStoreFailingAtRunTimeNeverFailsTheCall(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			s, _ := b.open(t)
 			fb := &countSink{}
-			w := audit.NewAsync(s, audit.AsyncOptions{BatchSize: 16, FlushInterval: time.Millisecond, MaxRetries: 2,
+			w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 16, FlushInterval: time.Millisecond, MaxRetries: 2,
 				Backoff: time.Millisecond, Fallback: fb, FallbackLogger: quiet()})
 			h, err := middleware.New(audit.Interceptor(w), middleware.Recover).ThenFunc(mixedHandler)
 			require.NoError(t, err)

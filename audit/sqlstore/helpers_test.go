@@ -45,7 +45,7 @@ type rawDB func(t testing.TB, query string) int64
 func sqliteBackend() backend {
 	return backend{name: "sqlite", open: func(t testing.TB) (*sqlstore.Store, rawDB) {
 		path := filepath.Join(t.TempDir(), "audit.db")
-		s, err := sqlstore.OpenSQLite(context.Background(), path, sqlstore.Options{Table: uniqueTable()})
+		s, err := sqlstore.OpenSQLite(context.Background(), path, sqlstore.Config{Table: uniqueTable()})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 		return s, func(t testing.TB, q string) int64 {
@@ -63,7 +63,7 @@ func pgBackend() backend {
 	return backend{name: "postgres", open: func(t testing.TB) (*sqlstore.Store, rawDB) {
 		dsn := pgDSN(t)
 		table := uniqueTable()
-		s, err := sqlstore.OpenPostgres(context.Background(), dsn, sqlstore.Options{Table: table})
+		s, err := sqlstore.OpenPostgres(context.Background(), dsn, sqlstore.Config{Table: table})
 		require.NoError(t, err)
 		raw := func(t testing.TB, q string) int64 {
 			ctx := context.Background()

@@ -101,7 +101,7 @@ func TestConcurrentCallsLoseNothing(t *testing.T) {
 			}
 			s, raw := b.open(t)
 			fb := &countSink{}
-			w := audit.NewAsync(s, audit.AsyncOptions{QueueSize: 16384, BatchSize: 1000, FlushInterval: 20 * time.Millisecond,
+			w := audit.NewAsync(s, audit.AsyncConfig{QueueSize: 16384, BatchSize: 1000, FlushInterval: 20 * time.Millisecond,
 				Policy: audit.Block, BlockTimeout: time.Minute, Fallback: fb, FallbackLogger: quiet()})
 			start := time.Now()
 			counts := runLoad(t, w, loadGoroutines, calls)

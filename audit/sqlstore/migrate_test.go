@@ -93,10 +93,10 @@ var (
 // database that ddl made: a reader reads the old row and changes nothing;
 // a writer upgrades the table to version 3, keeps the old row, and stores
 // a new row's notes and trace ids. version and columns read the database.
-func checkMigration(t *testing.T, open func(sqlstore.Options) (*sqlstore.Store, error),
+func checkMigration(t *testing.T, open func(sqlstore.Config) (*sqlstore.Store, error),
 	version func() int64, columns func() map[string]bool) {
 	ctx := context.Background()
-	r, err := open(sqlstore.Options{ReadOnly: true})
+	r, err := open(sqlstore.Config{ReadOnly: true})
 	require.NoError(t, err, "a reader opens a version-2 table")
 	got, err := r.Query(ctx, sqlstore.Query{})
 	require.NoError(t, err, "a reader reads a version-2 table")
@@ -108,7 +108,7 @@ func checkMigration(t *testing.T, open func(sqlstore.Options) (*sqlstore.Store, 
 	assert.Equal(t, int64(2), version(), "the reader did not upgrade the table")
 	assert.False(t, columns()["notes"], "the reader added no column")
 
-	w, err := open(sqlstore.Options{})
+	w, err := open(sqlstore.Config{})
 	require.NoError(t, err, "a writer opens a version-2 table and upgrades it")
 	defer w.Close()
 	assert.Equal(t, int64(sqlstore.SchemaVersion), version(), "the table is at the current version")
@@ -127,7 +127,7 @@ func checkMigration(t *testing.T, open func(sqlstore.Options) (*sqlstore.Store, 
 	assert.Nil(t, got[1].Notes, "the old row still has no notes")
 	assert.Equal(t, "written by v2", got[1].Message, "the old row is unchanged")
 
-	again, err := open(sqlstore.Options{})
+	again, err := open(sqlstore.Config{})
 	require.NoError(t, err, "opening the upgraded table again")
 	require.NoError(t, again.Close())
 	assert.Equal(t, int64(sqlstore.SchemaVersion), version(), "opening again changes nothing")
@@ -143,7 +143,7 @@ func TestSQLiteMigratesVersion2(t *testing.T) {
 		require.NoError(t, err, q)
 	}
 	ctx := context.Background()
-	checkMigration(t, func(o sqlstore.Options) (*sqlstore.Store, error) { return sqlstore.OpenSQLite(ctx, path, o) },
+	checkMigration(t, func(o sqlstore.Config) (*sqlstore.Store, error) { return sqlstore.OpenSQLite(ctx, path, o) },
 		func() int64 {
 			var v int64
 			require.NoError(t, db.QueryRow("SELECT MAX(version) FROM toolmw_audit_schema").Scan(&v))
@@ -181,7 +181,7 @@ func TestPostgresMigratesVersion2(t *testing.T) {
 		require.NoError(t, err, q)
 	}
 	sdsn := dsn + "&search_path=" + schema
-	checkMigration(t, func(o sqlstore.Options) (*sqlstore.Store, error) { return sqlstore.OpenPostgres(ctx, sdsn, o) },
+	checkMigration(t, func(o sqlstore.Config) (*sqlstore.Store, error) { return sqlstore.OpenPostgres(ctx, sdsn, o) },
 		func() int64 {
 			var v int64
 			require.NoError(t, c.QueryRow(ctx, "SELECT MAX(version) FROM toolmw_audit_schema").Scan(&v))
@@ -219,7 +219,7 @@ func TestStartChecksIncludeVersion3Columns(t *testing.T) {
 	ctx := context.Background()
 	t.Run("sqlite", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "v3.db")
-		s, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Options{})
+		s, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Config{})
 		require.NoError(t, err)
 		require.NoError(t, s.Close())
 		db, err := sql.Open("sqlite", "file:"+path)
@@ -227,9 +227,9 @@ func TestStartChecksIncludeVersion3Columns(t *testing.T) {
 		defer db.Close()
 		_, err = db.Exec("ALTER TABLE toolmw_audit DROP COLUMN notes")
 		require.NoError(t, err)
-		_, err = sqlstore.OpenSQLite(ctx, path, sqlstore.Options{})
+		_, err = sqlstore.OpenSQLite(ctx, path, sqlstore.Config{})
 		require.ErrorContains(t, err, "lacks the columns notes", "the writer refuses")
-		_, err = sqlstore.OpenSQLite(ctx, path, sqlstore.Options{ReadOnly: true})
+		_, err = sqlstore.OpenSQLite(ctx, path, sqlstore.Config{ReadOnly: true})
 		require.ErrorIs(t, err, sqlstore.ErrNotAudit, "the reader refuses")
 		assert.ErrorContains(t, err, "notes", "the reader names the column")
 
@@ -242,7 +242,7 @@ func TestStartChecksIncludeVersion3Columns(t *testing.T) {
 			_, err = odb.Exec(q)
 			require.NoError(t, err, q)
 		}
-		_, err = sqlstore.OpenSQLite(ctx, other, sqlstore.Options{})
+		_, err = sqlstore.OpenSQLite(ctx, other, sqlstore.Config{})
 		require.ErrorContains(t, err, "lacks the columns", "a foreign table under version 2 is refused")
 		var n int
 		require.NoError(t, odb.QueryRow("SELECT COUNT(*) FROM pragma_table_info('toolmw_audit')").Scan(&n))
@@ -256,9 +256,9 @@ func TestStartChecksIncludeVersion3Columns(t *testing.T) {
 		defer c.Close(ctx)
 		_, err = c.Exec(ctx, "ALTER TABLE "+s.Table()+" DROP COLUMN span_id")
 		require.NoError(t, err)
-		_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: s.Table()})
+		_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Config{Table: s.Table()})
 		require.ErrorContains(t, err, "lacks the columns span_id", "the writer refuses")
-		_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: s.Table(), ReadOnly: true})
+		_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Config{Table: s.Table(), ReadOnly: true})
 		require.ErrorIs(t, err, sqlstore.ErrNotAudit, "the reader refuses")
 		assert.ErrorContains(t, err, "span_id", "the reader names the column")
 
@@ -269,7 +269,7 @@ func TestStartChecksIncludeVersion3Columns(t *testing.T) {
 			_, err = c.Exec(ctx, q)
 			require.NoError(t, err, q)
 		}
-		_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: other})
+		_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Config{Table: other})
 		require.ErrorContains(t, err, "lacks the columns", "a foreign table under version 2 is refused")
 		var n int
 		require.NoError(t, c.QueryRow(ctx, "SELECT COUNT(*) FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped", other).Scan(&n))

@@ -98,7 +98,7 @@ func BenchmarkPostgresCallIDIndex(b *testing.B) {
 			continue
 		}
 		table := fmt.Sprintf("bench_callid_%d_%d", time.Now().UnixNano(), rand.IntN(1_000_000))
-		s, err := OpenPostgres(ctx, dsn, Options{Table: table})
+		s, err := OpenPostgres(ctx, dsn, Config{Table: table})
 		require.NoError(b, err, "open %s", c.name)
 		b.Cleanup(func() {
 			_, _ = s.pool.Exec(ctx, "DROP TABLE IF EXISTS "+table+", "+table+"_schema, "+table+"_batches")

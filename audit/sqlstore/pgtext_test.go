@@ -59,7 +59,7 @@ func TestPGJSONRoundTripThroughJSONB(t *testing.T) {
 	}
 	ctx := context.Background()
 	table := fmt.Sprintf("audit_json%d_%d", time.Now().UnixNano(), rand.IntN(1_000_000))
-	s, err := OpenPostgres(ctx, dsn, Options{Table: table})
+	s, err := OpenPostgres(ctx, dsn, Config{Table: table})
 	require.NoError(t, err, "open")
 	defer func() {
 		_, _ = s.pool.Exec(ctx, "DROP TABLE IF EXISTS "+table+", "+table+"_schema, "+table+"_batches")

@@ -114,9 +114,9 @@ func TestPostgresPoisonRowsAreIsolated(t *testing.T) {
 	at := poisonPositions(n)
 	t.Logf("poisoned rows at %v", at)
 	fb := &keepSink{}
-	sp, err := audit.OpenSpool(t.TempDir(), audit.SpoolOptions{FallbackLogger: quiet()})
+	sp, err := audit.OpenSpool(t.TempDir(), audit.SpoolConfig{FallbackLogger: quiet()})
 	require.NoError(t, err)
-	w := audit.NewAsync(s, audit.AsyncOptions{Spool: sp, QueueSize: 16384, Fallback: fb, FallbackLogger: quiet(),
+	w := audit.NewAsync(s, audit.AsyncConfig{Spool: sp, QueueSize: 16384, Fallback: fb, FallbackLogger: quiet(),
 		Limits: audit.Limits{ID: -1}})
 	ctx := context.Background()
 	rows := rowsWith(n, pgPoisons(func(i int) string { return fmt.Sprintf("c%05d", i) }, at))
@@ -208,9 +208,9 @@ func TestPoisonRowsInTheSpoolAreReplayedAround(t *testing.T) {
 			down := &downOnce{Store: s}
 			down.down.Store(true)
 			fb := &keepSink{}
-			sp, err := audit.OpenSpool(dir, audit.SpoolOptions{FallbackLogger: quiet()})
+			sp, err := audit.OpenSpool(dir, audit.SpoolConfig{FallbackLogger: quiet()})
 			require.NoError(t, err)
-			w := audit.NewAsync(down, audit.AsyncOptions{Spool: sp, QueueSize: 8192, BatchSize: 512, Fallback: fb,
+			w := audit.NewAsync(down, audit.AsyncConfig{Spool: sp, QueueSize: 8192, BatchSize: 512, Fallback: fb,
 				FallbackLogger: quiet(), Limits: audit.Limits{ID: -1}, Backoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
 			for i := range rows {
 				w.Emit(ctx, rows[i])
@@ -222,10 +222,10 @@ func TestPoisonRowsInTheSpoolAreReplayedAround(t *testing.T) {
 			assert.Zero(t, st.Fallback+st.Refused+st.Dropped, "an outage is not split into per-row fallbacks: %+v", st)
 			assert.Empty(t, fb.callIDs(), "nothing in the fallback")
 
-			sp, err = audit.OpenSpool(dir, audit.SpoolOptions{FallbackLogger: quiet()})
+			sp, err = audit.OpenSpool(dir, audit.SpoolConfig{FallbackLogger: quiet()})
 			require.NoError(t, err)
 			assert.Equal(t, n, sp.Rows(), "the spool kept every row")
-			w = audit.NewAsync(s, audit.AsyncOptions{Spool: sp, Fallback: fb, FallbackLogger: quiet(), Limits: audit.Limits{ID: -1}})
+			w = audit.NewAsync(s, audit.AsyncConfig{Spool: sp, Fallback: fb, FallbackLogger: quiet(), Limits: audit.Limits{ID: -1}})
 			waitFor(t, "the replay", func() bool { st := w.Stats(); return st.Replayed+st.Refused == n })
 			w.Emit(ctx, audit.Record{Time: time.Now(), Kind: audit.KindTool, CallID: "after", Tool: "search", Outcome: audit.OutcomeOK})
 			require.NoError(t, w.Close(ctx), "close: the spool is empty")
@@ -263,7 +263,7 @@ func addSQLiteTrigger(t *testing.T, s *sqlstore.Store, path string) {
 func TestSQLiteRefusesTooBigAndTriggers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.db")
 	ctx := context.Background()
-	s, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Options{})
+	s, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Config{})
 	require.NoError(t, err)
 	defer s.Close()
 	addSQLiteTrigger(t, s, path)
@@ -284,7 +284,7 @@ func TestSQLiteRefusesTooBigAndTriggers(t *testing.T) {
 // sqliteAt opens a store in a fresh file and says where.
 func sqliteAt(t *testing.T) (*sqlstore.Store, rawDB, string) {
 	path := filepath.Join(t.TempDir(), "audit.db")
-	s, err := sqlstore.OpenSQLite(context.Background(), path, sqlstore.Options{Table: uniqueTable()})
+	s, err := sqlstore.OpenSQLite(context.Background(), path, sqlstore.Config{Table: uniqueTable()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s, func(t testing.TB, q string) int64 {

@@ -21,7 +21,7 @@ import (
 // Errors name the problem: a DSN that does not parse, a server that cannot
 // be reached, a table with a newer schema ([ErrNewerSchema]). OpenPostgres
 // never panics.
-func OpenPostgres(ctx context.Context, dsn string, opts Options) (*Store, error) {
+func OpenPostgres(ctx context.Context, dsn string, opts Config) (*Store, error) {
 	table, err := opts.table()
 	if err != nil {
 		return nil, err

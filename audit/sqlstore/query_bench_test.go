@@ -39,7 +39,7 @@ func BenchmarkQueryPostgres(b *testing.B) {
 	}
 	ctx := context.Background()
 	table := uniqueTable()
-	s, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: table})
+	s, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Config{Table: table})
 	require.NoError(b, err, "open")
 	c, err := pgx.Connect(ctx, dsn)
 	require.NoError(b, err, "connect")

@@ -28,7 +28,7 @@ import (
 
 // TestPostgresOutageWithSpoolLosesNothing stops the real server for 10 s
 // while 8 goroutines keep calling through the interceptor into the
-// recommended configuration (default AsyncOptions with a Spool): calls go on
+// recommended configuration (default AsyncConfig with a Spool): calls go on
 // during the outage, nothing goes to the fallback or is dropped, and once
 // the server is back every row is in the table exactly once.
 func TestPostgresOutageWithSpoolLosesNothing(t *testing.T) {
@@ -39,9 +39,9 @@ func TestPostgresOutageWithSpoolLosesNothing(t *testing.T) {
 	}
 	s, raw := pgBackend().open(t)
 	fb := &countSink{}
-	sp, err := audit.OpenSpool(t.TempDir(), audit.SpoolOptions{FallbackLogger: quiet()})
+	sp, err := audit.OpenSpool(t.TempDir(), audit.SpoolConfig{FallbackLogger: quiet()})
 	require.NoError(t, err)
-	w := audit.NewAsync(s, audit.AsyncOptions{Spool: sp, WriteTimeout: 2 * time.Second, Fallback: fb, FallbackLogger: quiet()})
+	w := audit.NewAsync(s, audit.AsyncConfig{Spool: sp, WriteTimeout: 2 * time.Second, Fallback: fb, FallbackLogger: quiet()})
 
 	pgctl := func(cmd string) {
 		// While the server is down, another process's outgoing connection
@@ -134,10 +134,10 @@ func TestSpoolReplayKilledIsExactlyOnce(t *testing.T) {
 	s, raw := pgBackend().open(t)
 	dir := t.TempDir()
 	const n, batch = 20000, 200
-	sp, err := audit.OpenSpool(dir, audit.SpoolOptions{FallbackLogger: quiet()})
+	sp, err := audit.OpenSpool(dir, audit.SpoolConfig{FallbackLogger: quiet()})
 	require.NoError(t, err)
 	down := audit.SinkFunc(func(context.Context, []audit.Record) error { return errors.New("store unreachable") })
-	w := audit.NewAsync(down, audit.AsyncOptions{BatchSize: batch, FlushInterval: time.Millisecond, Backoff: time.Hour,
+	w := audit.NewAsync(down, audit.AsyncConfig{BatchSize: batch, FlushInterval: time.Millisecond, Backoff: time.Hour,
 		Policy: audit.Block, BlockTimeout: time.Minute, Spool: sp, FallbackLogger: quiet()})
 	for i := 0; i < n; i++ {
 		w.Emit(context.Background(), audit.Record{Time: time.Now(), Kind: audit.KindTool, CallID: fmt.Sprintf("k%d", i),
@@ -161,10 +161,10 @@ func TestSpoolReplayKilledIsExactlyOnce(t *testing.T) {
 	t.Logf("killed the replaying process with %d of %d rows in the table", killedAt, n)
 	require.Less(t, killedAt, int64(n), "the kill came in the middle of the replay")
 
-	sp2, err := audit.OpenSpool(dir, audit.SpoolOptions{FallbackLogger: quiet()})
+	sp2, err := audit.OpenSpool(dir, audit.SpoolConfig{FallbackLogger: quiet()})
 	require.NoError(t, err)
 	t.Logf("the spool still holds %d rows (the batches of the replay not yet acknowledged)", sp2.Rows())
-	w2 := audit.NewAsync(s, audit.AsyncOptions{Spool: sp2, FallbackLogger: quiet()})
+	w2 := audit.NewAsync(s, audit.AsyncConfig{Spool: sp2, FallbackLogger: quiet()})
 	require.NoError(t, w2.Close(context.Background()))
 	assert.Equal(t, int64(n), raw(t, "SELECT COUNT(*) FROM "+s.Table()), "every row")
 	assert.Equal(t, int64(n), raw(t, "SELECT COUNT(DISTINCT call_id) FROM "+s.Table()), "exactly once")
@@ -174,15 +174,15 @@ func TestSpoolReplayKilledIsExactlyOnce(t *testing.T) {
 // replayChild replays the spool in dir into table, slowly, until killed.
 func replayChild(dir, table string) {
 	ctx := context.Background()
-	s, err := sqlstore.OpenPostgres(ctx, os.Getenv("TOOLMW_TEST_POSTGRES_DSN"), sqlstore.Options{Table: table})
+	s, err := sqlstore.OpenPostgres(ctx, os.Getenv("TOOLMW_TEST_POSTGRES_DSN"), sqlstore.Config{Table: table})
 	if err != nil {
 		panic(err)
 	}
-	sp, err := audit.OpenSpool(dir, audit.SpoolOptions{FallbackLogger: quiet()})
+	sp, err := audit.OpenSpool(dir, audit.SpoolConfig{FallbackLogger: quiet()})
 	if err != nil {
 		panic(err)
 	}
-	_ = audit.NewAsync(slowOnce{s}, audit.AsyncOptions{Spool: sp, FallbackLogger: quiet()})
+	_ = audit.NewAsync(slowOnce{s}, audit.AsyncConfig{Spool: sp, FallbackLogger: quiet()})
 	time.Sleep(time.Minute) // the parent kills us
 	os.Exit(3)
 }
@@ -200,12 +200,12 @@ func TestSpoolOnAFullFilesystem(t *testing.T) {
 		t.Skipf("cannot mount a tmpfs here: %v", err)
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(dir, 0) })
-	sp, err := audit.OpenSpool(filepath.Join(dir, "spool"), audit.SpoolOptions{FallbackLogger: quiet()})
+	sp, err := audit.OpenSpool(filepath.Join(dir, "spool"), audit.SpoolConfig{FallbackLogger: quiet()})
 	require.NoError(t, err)
 	var logs syncBuf
 	fb := &countSink{}
 	down := audit.SinkFunc(func(context.Context, []audit.Record) error { return errors.New("store unreachable") })
-	w := audit.NewAsync(down, audit.AsyncOptions{BatchSize: 100, FlushInterval: time.Millisecond, Backoff: time.Hour,
+	w := audit.NewAsync(down, audit.AsyncConfig{BatchSize: 100, FlushInterval: time.Millisecond, Backoff: time.Hour,
 		DropLogInterval: 10 * time.Millisecond, Spool: sp, Fallback: fb, FallbackLogger: textLogger(&logs)})
 	h, err := middleware.New(audit.Interceptor(w), middleware.Recover).ThenFunc(mixedHandler)
 	require.NoError(t, err)

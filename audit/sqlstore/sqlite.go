@@ -39,7 +39,7 @@ var sqliteChunk = 1
 // Errors name the problem: a missing directory, a path that is a directory,
 // a directory or database that cannot be written, a table with a newer
 // schema ([ErrNewerSchema]). OpenSQLite never panics.
-func OpenSQLite(ctx context.Context, path string, opts Options) (*Store, error) {
+func OpenSQLite(ctx context.Context, path string, opts Config) (*Store, error) {
 	table, err := opts.table()
 	if err != nil {
 		return nil, err

@@ -155,7 +155,7 @@ func TestSQLiteCancelledBatchWritesNothing(t *testing.T) {
 }
 
 func TestSQLiteClosedStore(t *testing.T) {
-	s, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "a.db"), sqlstore.Options{})
+	s, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "a.db"), sqlstore.Config{})
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	require.Error(t, s.WriteBatch(context.Background(), benchRows(3)))
@@ -163,7 +163,7 @@ func TestSQLiteClosedStore(t *testing.T) {
 
 func TestSQLiteMemoryWriteThenQuery(t *testing.T) {
 	// One connection only: the writer must give it back after each batch.
-	s, err := sqlstore.OpenSQLite(context.Background(), ":memory:", sqlstore.Options{})
+	s, err := sqlstore.OpenSQLite(context.Background(), ":memory:", sqlstore.Config{})
 	require.NoError(t, err)
 	defer s.Close()
 	for i := 0; i < 3; i++ {

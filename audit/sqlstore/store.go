@@ -27,20 +27,20 @@ import (
 // the columns request_bytes, response_bytes and content_blocks, and the
 // ledger's first_row and row_count (a batch written in parts, see
 // [audit.BatchID]). A table of an older version is upgraded when a writer
-// opens it; a reader ([Options.ReadOnly]) reads it as it is, with those
+// opens it; a reader ([Config.ReadOnly]) reads it as it is, with those
 // fields empty.
 const SchemaVersion = 4
 
-// DefaultTable is the table rows go to when [Options.Table] is empty.
+// DefaultTable is the table rows go to when [Config.Table] is empty.
 const DefaultTable = "toolmw_audit"
 
 // ErrNewerSchema is returned (wrapped, with both versions) when the table
 // was created by a newer version of toolmw than this one.
 var ErrNewerSchema = errors.New("the audit table's schema is newer than this version of toolmw supports")
 
-// Options configures [OpenSQLite] and [OpenPostgres]. The zero value gives
+// Config configures [OpenSQLite] and [OpenPostgres]. The zero value gives
 // the defaults.
-type Options struct {
+type Config struct {
 	// Table is the table's name: lower-case letters, digits and '_', not starting with a
 	// digit, at most 48 bytes. Default [DefaultTable]. For
 	// PostgreSQL, pick the schema with search_path in the DSN.
@@ -55,7 +55,7 @@ type Options struct {
 
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,47}$`)
 
-func (o Options) table() (string, error) {
+func (o Config) table() (string, error) {
 	if o.Table == "" {
 		return DefaultTable, nil
 	}
@@ -314,7 +314,7 @@ func checkColumns(table string, have map[string]bool, v int) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("the table %q lacks the columns %s of a toolmw audit table: it was not made by toolmw; use another table (Options.Table) or database", table, strings.Join(missing, ", "))
+		return fmt.Errorf("the table %q lacks the columns %s of a toolmw audit table: it was not made by toolmw; use another table (Config.Table) or database", table, strings.Join(missing, ", "))
 	}
 	return nil
 }

@@ -104,30 +104,30 @@ func TestSQLiteOpenErrors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 
-	_, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "missing", "audit.db"), sqlstore.Options{})
+	_, err := sqlstore.OpenSQLite(ctx, filepath.Join(dir, "missing", "audit.db"), sqlstore.Config{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "does not exist")
 
-	_, err = sqlstore.OpenSQLite(ctx, dir, sqlstore.Options{})
+	_, err = sqlstore.OpenSQLite(ctx, dir, sqlstore.Config{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "is a directory")
 
 	file := filepath.Join(dir, "plain")
 	require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
-	_, err = sqlstore.OpenSQLite(ctx, filepath.Join(file, "audit.db"), sqlstore.Options{})
+	_, err = sqlstore.OpenSQLite(ctx, filepath.Join(file, "audit.db"), sqlstore.Config{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "is not a directory")
 
-	_, err = sqlstore.OpenSQLite(ctx, "", sqlstore.Options{})
+	_, err = sqlstore.OpenSQLite(ctx, "", sqlstore.Config{})
 	require.Error(t, err)
 
-	_, err = sqlstore.OpenSQLite(ctx, filepath.Join(dir, "a.db"), sqlstore.Options{Table: "audit; DROP TABLE x"})
+	_, err = sqlstore.OpenSQLite(ctx, filepath.Join(dir, "a.db"), sqlstore.Config{Table: "audit; DROP TABLE x"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "invalid table name")
 
 	notDB := filepath.Join(dir, "garbage.db")
 	require.NoError(t, os.WriteFile(notDB, []byte(strings.Repeat("this is not a database ", 100)), 0o600))
-	_, err = sqlstore.OpenSQLite(ctx, notDB, sqlstore.Options{})
+	_, err = sqlstore.OpenSQLite(ctx, notDB, sqlstore.Config{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), notDB)
 	t.Log(err)
@@ -144,7 +144,7 @@ func TestSQLiteReadOnlyDirectory(t *testing.T) {
 		os.Remove(f.Name())
 		t.Skip("running as root, and /sys is writable here: no read-only directory to test with")
 	}
-	_, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(dir, "audit.db"), sqlstore.Options{})
+	_, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(dir, "audit.db"), sqlstore.Config{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not writable")
 }
@@ -159,7 +159,7 @@ func TestSQLiteReadOnlyOpenOfAnUnrelatedFile(t *testing.T) {
 	_, err = db.Exec("CREATE TABLE other (x INTEGER)")
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
-	_, err = sqlstore.OpenSQLite(context.Background(), path+"?mode=ro", sqlstore.Options{})
+	_, err = sqlstore.OpenSQLite(context.Background(), path+"?mode=ro", sqlstore.Config{})
 	require.ErrorIs(t, err, sqlstore.ErrNotAudit)
 	assert.Contains(t, err.Error(), path, "the error names the file")
 	t.Log(err)
@@ -184,7 +184,7 @@ func TestSQLiteWriterFailsAtStart(t *testing.T) {
 		require.NoError(t, err, q)
 	}
 	require.NoError(t, db.Close())
-	_, err = sqlstore.OpenSQLite(ctx, wrong, sqlstore.Options{})
+	_, err = sqlstore.OpenSQLite(ctx, wrong, sqlstore.Config{})
 	require.Error(t, err, "a table of the wrong shape")
 	assert.Contains(t, err.Error(), wrong)
 	assert.Contains(t, err.Error(), "lacks the columns")
@@ -192,7 +192,7 @@ func TestSQLiteWriterFailsAtStart(t *testing.T) {
 	t.Log(err)
 
 	damaged := filepath.Join(dir, "damaged.db")
-	s, err := sqlstore.OpenSQLite(ctx, damaged, sqlstore.Options{})
+	s, err := sqlstore.OpenSQLite(ctx, damaged, sqlstore.Config{})
 	require.NoError(t, err)
 	rows := make([]audit.Record, 2000)
 	for i := range rows {
@@ -206,13 +206,13 @@ func TestSQLiteWriterFailsAtStart(t *testing.T) {
 	_, err = f.WriteAt([]byte(strings.Repeat("\xff", 4096)), 8*4096) // a page in the middle of the table
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	_, err = sqlstore.OpenSQLite(ctx, damaged, sqlstore.Options{})
+	_, err = sqlstore.OpenSQLite(ctx, damaged, sqlstore.Config{})
 	require.Error(t, err, "a damaged file")
 	assert.Contains(t, err.Error(), damaged)
 	t.Log(err)
 }
 
-// TestSQLiteReaderOnAReadOnlyDirectory: Options.ReadOnly reads a database
+// TestSQLiteReaderOnAReadOnlyDirectory: Config.ReadOnly reads a database
 // in a directory nobody can write (a read-only tmpfs as root; a 0555
 // directory otherwise) and changes nothing.
 func TestSQLiteReaderOnAReadOnlyDirectory(t *testing.T) {
@@ -225,7 +225,7 @@ func TestSQLiteReaderOnAReadOnlyDirectory(t *testing.T) {
 		t.Cleanup(func() { _ = syscall.Unmount(dir, 0) })
 	}
 	path := filepath.Join(dir, "audit.db")
-	s, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Options{})
+	s, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Config{})
 	require.NoError(t, err)
 	require.NoError(t, s.WriteBatch(ctx, []audit.Record{{Time: time.Now(), Kind: audit.KindTool, CallID: "c1", Tool: "t", Outcome: audit.OutcomeOK}}))
 	require.NoError(t, s.Close())
@@ -236,10 +236,10 @@ func TestSQLiteReaderOnAReadOnlyDirectory(t *testing.T) {
 		require.NoError(t, os.Chmod(dir, 0o555))
 		t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
 	}
-	_, err = sqlstore.OpenSQLite(ctx, path, sqlstore.Options{})
+	_, err = sqlstore.OpenSQLite(ctx, path, sqlstore.Config{})
 	require.Error(t, err, "the writer refuses at start")
 	t.Log(err)
-	r, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Options{ReadOnly: true})
+	r, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Config{ReadOnly: true})
 	require.NoError(t, err, "the reader reads")
 	defer r.Close()
 	got, err := r.Query(ctx, sqlstore.Query{})
@@ -252,7 +252,7 @@ func TestSQLiteSchemaIdempotentWALAndNewer(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "audit.db")
 	for i := 0; i < 3; i++ {
-		s, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Options{})
+		s, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Config{})
 		require.NoError(t, err, "open #%d", i)
 		require.NoError(t, s.WriteBatch(ctx, []audit.Record{{Time: time.Now(), Kind: audit.KindTool, CallID: "x", Outcome: audit.OutcomeOK}}))
 		require.NoError(t, s.Close())
@@ -271,7 +271,7 @@ func TestSQLiteSchemaIdempotentWALAndNewer(t *testing.T) {
 
 	_, err = db.Exec("INSERT INTO toolmw_audit_schema (version) VALUES (99)")
 	require.NoError(t, err)
-	_, err = sqlstore.OpenSQLite(ctx, path, sqlstore.Options{})
+	_, err = sqlstore.OpenSQLite(ctx, path, sqlstore.Config{})
 	require.ErrorIs(t, err, sqlstore.ErrNewerSchema)
 	assert.Contains(t, err.Error(), "version 99")
 	assert.Contains(t, err.Error(), "toolmw_audit")
@@ -281,20 +281,20 @@ func TestPostgresOpenErrorsAndSchema(t *testing.T) {
 	dsn := pgDSN(t)
 	ctx := context.Background()
 
-	_, err := sqlstore.OpenPostgres(ctx, "postgres://u:secretpw@host:notaport/db", sqlstore.Options{})
+	_, err := sqlstore.OpenPostgres(ctx, "postgres://u:secretpw@host:notaport/db", sqlstore.Config{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "DSN cannot be parsed")
 	assert.NotContains(t, err.Error(), "secretpw")
 
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_, err = sqlstore.OpenPostgres(cctx, "postgres://postgres@127.0.0.1:1/db?sslmode=disable&connect_timeout=2", sqlstore.Options{})
+	_, err = sqlstore.OpenPostgres(cctx, "postgres://postgres@127.0.0.1:1/db?sslmode=disable&connect_timeout=2", sqlstore.Config{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "cannot connect to 127.0.0.1:1")
 
 	table := uniqueTable()
 	for i := 0; i < 2; i++ {
-		s, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: table})
+		s, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Config{Table: table})
 		require.NoError(t, err)
 		require.NoError(t, s.Close())
 	}
@@ -307,7 +307,7 @@ func TestPostgresOpenErrorsAndSchema(t *testing.T) {
 	assert.Equal(t, 4, versions, "versions 1 to 4, once each: opening twice changes nothing")
 	_, err = c.Exec(ctx, "INSERT INTO "+table+"_schema (version) VALUES (7)")
 	require.NoError(t, err)
-	_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: table})
+	_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Config{Table: table})
 	require.ErrorIs(t, err, sqlstore.ErrNewerSchema)
 }
 
@@ -370,7 +370,7 @@ func TestPostgresReaderAndStartChecks(t *testing.T) {
 	dsn := pgDSN(t)
 	ctx := context.Background()
 	nosuch := uniqueTable()
-	_, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: nosuch, ReadOnly: true})
+	_, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Config{Table: nosuch, ReadOnly: true})
 	require.ErrorIs(t, err, sqlstore.ErrNotAudit)
 	assert.Contains(t, err.Error(), nosuch, "the error names the table")
 	c, err := pgx.Connect(ctx, dsn)
@@ -390,16 +390,16 @@ func TestPostgresReaderAndStartChecks(t *testing.T) {
 		_, err = c.Exec(ctx, q)
 		require.NoError(t, err, q)
 	}
-	_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: wrong})
+	_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Config{Table: wrong})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "lacks the columns")
 	assert.Contains(t, err.Error(), wrong)
-	_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: wrong, ReadOnly: true})
+	_, err = sqlstore.OpenPostgres(ctx, dsn, sqlstore.Config{Table: wrong, ReadOnly: true})
 	require.ErrorIs(t, err, sqlstore.ErrNotAudit)
 
 	s, _ := pgBackend().open(t)
 	require.NoError(t, s.WriteBatch(ctx, []audit.Record{{Time: time.Now(), Kind: audit.KindTool, CallID: "p1", Tool: "t", Outcome: audit.OutcomeOK}}))
-	r, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: s.Table(), ReadOnly: true})
+	r, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Config{Table: s.Table(), ReadOnly: true})
 	require.NoError(t, err)
 	defer r.Close()
 	got, err := r.Query(ctx, sqlstore.Query{CallID: "p1"})

@@ -36,9 +36,9 @@ var (
 // version 4, keeps the old row, stores a new row's sizes, and still takes
 // the version-3 ledger entry for a whole batch (a replay of it, whole or
 // in part, writes nothing).
-func checkMigrationV4(t *testing.T, open func(sqlstore.Options) (*sqlstore.Store, error), raw func(q string) int64) {
+func checkMigrationV4(t *testing.T, open func(sqlstore.Config) (*sqlstore.Store, error), raw func(q string) int64) {
 	ctx := context.Background()
-	r, err := open(sqlstore.Options{ReadOnly: true})
+	r, err := open(sqlstore.Config{ReadOnly: true})
 	require.NoError(t, err, "a reader opens a version-3 table")
 	got, err := r.Query(ctx, sqlstore.Query{})
 	require.NoError(t, err, "a reader reads a version-3 table")
@@ -47,7 +47,7 @@ func checkMigrationV4(t *testing.T, open func(sqlstore.Options) (*sqlstore.Store
 	require.NoError(t, r.Close())
 	assert.Equal(t, int64(3), raw("SELECT MAX(version) FROM toolmw_audit_schema"), "the reader did not upgrade the table")
 
-	w, err := open(sqlstore.Options{})
+	w, err := open(sqlstore.Config{})
 	require.NoError(t, err, "a writer opens a version-3 table and upgrades it")
 	defer w.Close()
 	assert.Equal(t, int64(4), raw("SELECT MAX(version) FROM toolmw_audit_schema"), "the table is at version 4")
@@ -70,7 +70,7 @@ func checkMigrationV4(t *testing.T, open func(sqlstore.Options) (*sqlstore.Store
 	assert.Equal(t, [3]int{}, [3]int{got[1].RequestBytes, got[1].ResponseBytes, got[1].ContentBlocks}, "the old row reads zero sizes")
 	assert.Equal(t, "written by v2", got[1].Message, "the old row is unchanged")
 
-	again, err := open(sqlstore.Options{})
+	again, err := open(sqlstore.Config{})
 	require.NoError(t, err, "opening the upgraded table again")
 	require.NoError(t, again.Close())
 	assert.Equal(t, int64(4), raw("SELECT COUNT(*) FROM toolmw_audit_schema"), "versions 1 to 4, once each")
@@ -86,7 +86,7 @@ func TestSQLiteMigratesVersion3(t *testing.T) {
 		require.NoError(t, err, q)
 	}
 	ctx := context.Background()
-	checkMigrationV4(t, func(o sqlstore.Options) (*sqlstore.Store, error) { return sqlstore.OpenSQLite(ctx, path, o) },
+	checkMigrationV4(t, func(o sqlstore.Config) (*sqlstore.Store, error) { return sqlstore.OpenSQLite(ctx, path, o) },
 		func(q string) int64 {
 			var v int64
 			require.NoError(t, db.QueryRow(q).Scan(&v), q)
@@ -111,7 +111,7 @@ func TestPostgresMigratesVersion3(t *testing.T) {
 		require.NoError(t, err, q)
 	}
 	sdsn := dsn + "&search_path=" + schema
-	checkMigrationV4(t, func(o sqlstore.Options) (*sqlstore.Store, error) { return sqlstore.OpenPostgres(ctx, sdsn, o) },
+	checkMigrationV4(t, func(o sqlstore.Config) (*sqlstore.Store, error) { return sqlstore.OpenPostgres(ctx, sdsn, o) },
 		func(q string) int64 {
 			var v int64
 			require.NoError(t, c.QueryRow(ctx, q).Scan(&v), q)

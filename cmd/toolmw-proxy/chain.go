@@ -105,13 +105,13 @@ func openAudit(ctx context.Context, c AuditConfig, dsn string, logger *slog.Logg
 	if dsn != "" {
 		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		store, err = sqlstore.OpenPostgres(octx, dsn, sqlstore.Options{Table: c.Table})
+		store, err = sqlstore.OpenPostgres(octx, dsn, sqlstore.Config{Table: c.Table})
 		if err != nil {
 			return nil, fmt.Errorf("cannot open the PostgreSQL audit store: %v (fix -audit-postgres or audit.postgres_env, or audit.table)", err)
 		}
 		where = "PostgreSQL"
 	} else {
-		store, err = sqlstore.OpenSQLite(ctx, c.SQLite, sqlstore.Options{Table: c.Table})
+		store, err = sqlstore.OpenSQLite(ctx, c.SQLite, sqlstore.Config{Table: c.Table})
 		if err != nil {
 			return nil, fmt.Errorf("cannot open the audit database %q: %v (pass -audit-db with a writable file path, or fix audit.table)", c.SQLite, err)
 		}
@@ -124,12 +124,12 @@ func openAudit(ctx context.Context, c AuditConfig, dsn string, logger *slog.Logg
 			spoolDir = strings.SplitN(c.SQLite, "?", 2)[0] + ".spool"
 		}
 	}
-	spool, err := audit.OpenSpool(spoolDir, audit.SpoolOptions{FallbackLogger: logger})
+	spool, err := audit.OpenSpool(spoolDir, audit.SpoolConfig{FallbackLogger: logger})
 	if err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("%v (set audit.spool to a writable directory)", err)
 	}
-	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool, FallbackLogger: logger})
+	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool, FallbackLogger: logger})
 	return &auditLog{store: store, w: w, where: where, logger: logger}, nil
 }
 

@@ -25,12 +25,11 @@ func TestKitThroughProxy(t *testing.T) {
 	dir := t.TempDir()
 	cfg := leakyConfig(t, "tools:\n  hang:\n    timeout: 1s\n  wait_cancel:\n    timeout: 1s\n")
 	res := mcpsdktest.Run(t, mcpsdktest.Config{
-		Transports: []toolmwtest.Transport{toolmwtest.Command("toolmw-proxy", func() *exec.Cmd {
+		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.Command("toolmw-proxy", func() *exec.Cmd {
 			cmd := exec.Command(os.Args[0], "-stdio", "-audit-db", filepath.Join(dir, "audit.db"), "-config", cfg, "--", os.Args[0])
 			cmd.Env = append(os.Environ(), roleEnv+"="+roleProxy, envSecretVar+"="+envSecret)
 			return cmd
-		})},
-		Secrets: []string{canary, envSecret},
+		})}, Secrets: []string{canary, envSecret}},
 	})
 	assert.GreaterOrEqual(t, res.Calls, 2*14, "each of the leaky upstream's fourteen tools, with valid and with empty arguments (their schemas have no properties to mistype)")
 	t.Log(res)

@@ -315,7 +315,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, server *mcp.Server, cfg *Co
 	al *auditLog, logger, sdkLogger *slog.Logger, stderr io.Writer) int {
 	const writeTimeout = 10 * time.Minute // the calls' own deadlines come first
 	var active atomic.Int64
-	o := stack.HTTPOptions{Server: server, Audit: al.w, Logger: logger, SDKLogger: sdkLogger, Stateless: f.stateless,
+	o := stack.HTTPConfig{Server: server, Audit: al.w, Logger: logger, SDKLogger: sdkLogger, Stateless: f.stateless,
 		SessionIdle: cfg.HTTP.SessionIdle, MaxSessions: cfg.HTTP.MaxSessions, WriteTimeout: writeTimeout, Active: &active}
 	if len(cfg.Auth.Tokens) > 0 {
 		o.Authenticate = httpmw.Authenticate(tokenVerifier(cfg.Auth.Tokens), httpmw.WithDiagnostics(stack.Diagnostics(logger)),

@@ -28,7 +28,7 @@ func TestAuditPostgres(t *testing.T) {
 	p.call(t, "raw_error", nil)
 
 	ctx := context.Background()
-	store, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Options{Table: table, ReadOnly: true})
+	store, err := sqlstore.OpenPostgres(ctx, dsn, sqlstore.Config{Table: table, ReadOnly: true})
 	require.NoError(t, err)
 	defer store.Close()
 	deadline := time.Now().Add(time.Minute)

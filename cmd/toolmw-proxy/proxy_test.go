@@ -130,7 +130,7 @@ func (p *proxied) call(t *testing.T, name string, args any) *mcp.CallToolResult 
 func (p *proxied) rows(t *testing.T, tool string, n int) []audit.Record {
 	t.Helper()
 	ctx := context.Background()
-	store, err := sqlstore.OpenSQLite(ctx, p.db, sqlstore.Options{})
+	store, err := sqlstore.OpenSQLite(ctx, p.db, sqlstore.Config{})
 	require.NoError(t, err)
 	defer store.Close()
 	deadline := time.Now().Add(time.Minute)

@@ -159,7 +159,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, now func(
 }
 
 func open(ctx context.Context, o options) (*sqlstore.Store, error) {
-	opts := sqlstore.Options{Table: o.table, ReadOnly: true} // a reader never creates or changes anything
+	opts := sqlstore.Config{Table: o.table, ReadOnly: true} // a reader never creates or changes anything
 	if o.postgres != "" {
 		s, err := sqlstore.OpenPostgres(ctx, o.postgres, opts)
 		if err != nil {

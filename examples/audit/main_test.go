@@ -27,7 +27,7 @@ var now = time.Date(2026, 1, 2, 15, 0, 0, 0, time.UTC)
 func fixture(t *testing.T) string {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "audit.db")
-	s, err := sqlstore.OpenSQLite(context.Background(), db, sqlstore.Options{})
+	s, err := sqlstore.OpenSQLite(context.Background(), db, sqlstore.Config{})
 	require.NoError(t, err)
 	defer s.Close()
 	require.NoError(t, s.WriteBatch(context.Background(), []audit.Record{
@@ -171,7 +171,7 @@ func dirState(t *testing.T, dir string) map[string]string {
 // span id.
 func TestNotesAndTrace(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "audit.db")
-	s, err := sqlstore.OpenSQLite(context.Background(), db, sqlstore.Options{})
+	s, err := sqlstore.OpenSQLite(context.Background(), db, sqlstore.Config{})
 	require.NoError(t, err)
 	require.NoError(t, s.WriteBatch(context.Background(), []audit.Record{
 		{Time: now.Add(-time.Hour), Kind: audit.KindTool, CallID: "c1", Tool: "greet", Outcome: audit.OutcomeOK},
@@ -204,7 +204,7 @@ func TestNotesAndTrace(t *testing.T) {
 // has them.
 func TestSizes(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "audit.db")
-	s, err := sqlstore.OpenSQLite(context.Background(), db, sqlstore.Options{})
+	s, err := sqlstore.OpenSQLite(context.Background(), db, sqlstore.Config{})
 	require.NoError(t, err)
 	require.NoError(t, s.WriteBatch(context.Background(), []audit.Record{
 		{Time: now.Add(-time.Minute), Kind: audit.KindTool, CallID: "c1", Tool: "search", Outcome: audit.OutcomeOK,
@@ -264,7 +264,7 @@ func TestReadsAnOlderSchema(t *testing.T) {
 // the error for an outcome that is not one.
 func TestOutcomeInputRequired(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "audit.db")
-	s, err := sqlstore.OpenSQLite(context.Background(), db, sqlstore.Options{})
+	s, err := sqlstore.OpenSQLite(context.Background(), db, sqlstore.Config{})
 	require.NoError(t, err)
 	require.NoError(t, s.WriteBatch(context.Background(), []audit.Record{
 		{Time: now.Add(-2 * time.Minute), Kind: audit.KindTool, CallID: "m1", Tool: "book_trip", Outcome: audit.OutcomeInputRequired},

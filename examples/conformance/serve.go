@@ -34,7 +34,7 @@ type stack struct {
 }
 
 func newStack(logger *slog.Logger) *stack {
-	rows := audit.NewAsync(audit.NewSlogSink(logger.Handler()), audit.AsyncOptions{FallbackLogger: logger})
+	rows := audit.NewAsync(audit.NewSlogSink(logger.Handler()), audit.AsyncConfig{FallbackLogger: logger})
 	diag := func(ctx context.Context, ev middleware.DiagnosticEvent) {
 		logger.ErrorContext(ctx, "tool call failed", "err", ev.Cause(), "call", ev.Details, "code", ev.Code)
 	}

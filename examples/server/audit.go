@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -111,14 +112,14 @@ func openAudit(ctx context.Context, cfg config, logger *slog.Logger) (*auditLog,
 			spoolDir = strings.SplitN(cfg.auditDB, "?", 2)[0] + ".spool"
 		}
 	}
-	spool, err := audit.OpenSpool(spoolDir, audit.SpoolOptions{FallbackLogger: logger})
+	spool, err := audit.OpenSpool(spoolDir, audit.SpoolConfig{FallbackLogger: logger})
 	if err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("%v (pass -audit-spool with a writable directory)", err)
 	}
 	// The recommended configuration: a call never waits on the store; an
 	// outage is absorbed by the spool and replayed once the store is back.
-	w := audit.NewAsync(store, audit.AsyncOptions{Spool: spool, FallbackLogger: logger, // logs its Stats on Close
+	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool, FallbackLogger: logger, // logs its Stats on Close
 		Durability: audit.Durability(cfg.auditDurability)})
 	al := &auditLog{store: store, w: w, where: where, logger: logger}
 	if cfg.otlpLogs != "" {
@@ -132,17 +133,17 @@ func openAudit(ctx context.Context, cfg config, logger *slog.Logger) (*auditLog,
 
 // openOTLP opens the OTLP sink, its spool and its writer.
 func (a *auditLog) openOTLP(ctx context.Context, endpoint, spoolDir string) error {
-	sink, err := otlplog.New(ctx, endpoint, otlplog.Options{FallbackLogger: a.logger})
+	sink, err := otlplog.New(ctx, endpoint, otlplog.Config{FallbackLogger: a.logger})
 	if err != nil {
 		return fmt.Errorf("%v (fix -otlp-logs-endpoint)", err)
 	}
-	spool, err := audit.OpenSpool(spoolDir, audit.SpoolOptions{FallbackLogger: a.logger})
+	spool, err := audit.OpenSpool(spoolDir, audit.SpoolConfig{FallbackLogger: a.logger})
 	if err != nil {
 		_ = sink.Close(ctx)
 		return fmt.Errorf("%v (pass -audit-spool with a writable directory: the OTLP rows wait in it + \"-otlp\")", err)
 	}
 	a.otlp = sink
-	a.otlpW = audit.NewAsync(sink, audit.AsyncOptions{Spool: spool, FallbackLogger: a.logger})
+	a.otlpW = audit.NewAsync(sink, audit.AsyncConfig{Spool: spool, FallbackLogger: a.logger})
 	a.logger.Info("audit rows also go over OTLP/HTTP", "endpoint", endpoint, "spool", spoolDir)
 	return nil
 }
@@ -173,15 +174,50 @@ func openStore(ctx context.Context, cfg config) (*sqlstore.Store, string, error)
 	if cfg.auditPostgres != "" {
 		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		s, err := sqlstore.OpenPostgres(octx, cfg.auditPostgres, sqlstore.Options{Table: cfg.auditTable})
+		s, err := sqlstore.OpenPostgres(octx, cfg.auditPostgres, sqlstore.Config{Table: cfg.auditTable})
 		if err != nil {
-			return nil, "", fmt.Errorf("cannot open the PostgreSQL audit store: %v (fix -audit-postgres or $%s, or -audit-table)", err, PostgresEnv)
+			hint := fmt.Sprintf("fix -audit-postgres or $%s", PostgresEnv)
+			if tableProblem(err) {
+				hint = "fix -audit-table, or use another database"
+			}
+			return nil, "", fmt.Errorf("cannot open the PostgreSQL audit store: %s (%s)", once(err.Error()), hint)
 		}
 		return s, "PostgreSQL", nil
 	}
-	s, err := sqlstore.OpenSQLite(ctx, cfg.auditDB, sqlstore.Options{Table: cfg.auditTable})
+	s, err := sqlstore.OpenSQLite(ctx, cfg.auditDB, sqlstore.Config{Table: cfg.auditTable})
 	if err != nil {
-		return nil, "", fmt.Errorf("cannot open the audit database %q: %v (pass -audit-db with a writable file path, or fix -audit-table)", cfg.auditDB, err)
+		hint := "pass -audit-db with a writable file path"
+		switch {
+		case tableProblem(err):
+			hint = "fix -audit-table, or pass -audit-db with another file"
+		case strings.Contains(err.Error(), "does not exist"):
+			hint = "create the directory, or pass -audit-db with a file path in one that exists"
+		}
+		return nil, "", fmt.Errorf("cannot open the audit database %q: %v (%s)", cfg.auditDB, err, hint)
 	}
 	return s, "SQLite " + cfg.auditDB, nil
+}
+
+// tableProblem reports whether err is about the audit table (its name, or
+// a table toolmw did not make or a newer toolmw did), not the database.
+func tableProblem(err error) bool {
+	return errors.Is(err, sqlstore.ErrNotAudit) || errors.Is(err, sqlstore.ErrNewerSchema) ||
+		strings.Contains(err.Error(), "invalid table name") || strings.Contains(err.Error(), "of a toolmw audit table")
+}
+
+// once returns msg with a repeated tail said once: pgx reports each
+// attempt of a connection (with TLS, then without), so a closed port's
+// dial error arrives twice, "... X X".
+func once(msg string) string {
+	msg = strings.Join(strings.Fields(msg), " ") // pgx puts a newline between attempts
+	for i := 0; i < len(msg); i++ {
+		tail := msg[i:]
+		if n := len(tail); n%2 == 1 && n > 1 {
+			half := tail[:n/2]
+			if tail[n/2] == ' ' && half == tail[n/2+1:] && strings.TrimSpace(half) != "" {
+				return msg[:i] + half
+			}
+		}
+	}
+	return msg
 }

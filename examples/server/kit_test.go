@@ -24,10 +24,9 @@ import (
 func TestKit(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "audit.db")
 	res := mcpsdktest.Run(t, mcpsdktest.Config{
-		Transports: []toolmwtest.Transport{toolmwtest.Command("demo server", func() *exec.Cmd {
+		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.Command("demo server", func() *exec.Cmd {
 			return exec.Command(serverBin, "-stdio", "-audit-db", db, "-slow-timeout", testSlowTimeout.String())
-		})},
-		Secrets: secrets,
+		})}, Secrets: secrets},
 	})
 	assert.GreaterOrEqual(t, res.Calls, 12, "each of the demo's six tools was called at least twice")
 	t.Log(res)
@@ -48,8 +47,7 @@ func TestKitEveryTransport(t *testing.T) {
 				mcpsdk.WithFallbackLogger(discard))
 			return s
 		},
-		Causes:  causes,
-		Secrets: secrets,
+		Plan: toolmwtest.Plan{Causes: causes, Secrets: secrets},
 	})
 	assert.Greater(t, res.Calls, 400, "the hostile tools and the demo's on four transports")
 }

@@ -179,12 +179,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		defer ln.Close()
 	}
 
-	al, err := openAudit(ctx, cfg, logger)
-	if err != nil {
-		return fail(stderr, 1, "%v", err)
-	}
-	defer al.Close()
-
+	// Then the metrics listener, for the same reason, and before the audit
+	// log, whose writer logs its stats when it closes: a startup error is
+	// one line.
 	banner := stdout
 	if cfg.stdio {
 		banner = stderr // stdout is the MCP stream
@@ -194,6 +191,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fail(stderr, 1, "%v", err)
 	}
 	defer tel.close() // after serving: flushes the spans of the last calls
+
+	al, err := openAudit(ctx, cfg, logger)
+	if err != nil {
+		return fail(stderr, 1, "%v", err)
+	}
+	defer al.Close()
 
 	guardStore, err := openRedis(cfg.fleet, logger)
 	if err != nil {
@@ -241,7 +244,7 @@ func (d *demo) newServer() (*mcp.Server, error) {
 	if d.cfg.stdio {
 		transport = toolctx.TransportStdio
 	}
-	server, err := stack.NewServer(stack.ServerOptions{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
+	server, err := stack.NewServer(stack.ServerConfig{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
 		SlowTimeout: d.cfg.slowTimeout, Transport: transport, Outer: []toolctx.Middleware{d.tel.middleware(), d.calls.Track},
 		Guards: d.guards})
 	if err != nil {
@@ -255,7 +258,7 @@ func (d *demo) newServer() (*mcp.Server, error) {
 // after -shutdown-timeout), sessions are closed.
 func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 	var active atomic.Int64 // requests other than the long-lived GET streams
-	handler, err := stack.Handler(stack.HTTPOptions{Server: d.server, Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
+	handler, err := stack.Handler(stack.HTTPConfig{Server: d.server, Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
 		Stateless: d.cfg.stateless, SessionIdle: d.cfg.sessionIdle, MaxSessions: d.cfg.maxSessions,
 		WriteTimeout: d.cfg.writeTimeout, Active: &active})
 	if err != nil {

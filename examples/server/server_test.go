@@ -617,6 +617,43 @@ func TestStartupErrors(t *testing.T) {
 	}
 }
 
+// TestStartupErrorExact: each of these startup errors is exactly one line
+// that suggests only what applies, and says its cause once (issue 29: a
+// missing -audit-db directory suggested -audit-table; a closed PostgreSQL
+// port printed its dial error twice; a -metrics-addr conflict printed the
+// audit writer's closing line after the error).
+func TestStartupErrorExact(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing", "a.db")
+	// Port 1 on 127.0.0.1: closed (nothing runs as root there in tests).
+	const closed = "127.0.0.1:1"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"audit dir missing", []string{"-addr", "127.0.0.1:0", "-audit-db", missing},
+			fmt.Sprintf("toolmw demo server: cannot open the audit database %q: sqlstore: sqlite %q: the directory %q does not exist (create the directory, or pass -audit-db with a file path in one that exists)\n",
+				missing, missing, filepath.Dir(missing))},
+		{"postgres unreachable", []string{"-addr", "127.0.0.1:0", "-audit-postgres", "postgres://u@" + closed + "/db?connect_timeout=2"},
+			"toolmw demo server: cannot open the PostgreSQL audit store: sqlstore: postgres: cannot connect to " + closed +
+				": failed to connect to `user=u database=db`: " + closed + " (127.0.0.1): dial error: dial tcp " + closed +
+				": connect: connection refused (fix -audit-postgres or $" + PostgresEnv + ")\n"},
+		{"metrics address in use", []string{"-addr", "127.0.0.1:0", "-audit-db", filepath.Join(dir, "m.db"), "-metrics-addr", busy.Addr().String()},
+			fmt.Sprintf("toolmw demo server: cannot listen on %[1]s for metrics: listen tcp %[1]s: bind: address already in use (another process is using it: pass -metrics-addr with another port)\n", busy.Addr())},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startServer(t, tc.args...)
+			assert.Equal(t, 1, p.wait(t))
+			assert.Equal(t, tc.want, p.stderr.String())
+			assert.Empty(t, p.stdout.String(), "no banner")
+		})
+	}
+}
+
 // -h prints the flags and exits 0.
 func TestHelp(t *testing.T) {
 	var out, errb bytes.Buffer

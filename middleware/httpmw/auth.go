@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/toolmw/toolmw/errs"
-	"github.com/toolmw/toolmw/internal/httpslot"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -60,7 +59,7 @@ func Authenticate(verify VerifyFunc, opts ...AuthenticateOption) func(http.Handl
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id, err := verify(r)
 			if err == nil {
-				httpslot.SetIdentity(r.Context(), &id)
+				reportIdentity(r.Context(), &id)
 				next.ServeHTTP(w, r.WithContext(toolctx.WithIdentity(r.Context(), id)))
 				return
 			}

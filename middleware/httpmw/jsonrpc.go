@@ -5,7 +5,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolmw/toolmw/errs"
-	"github.com/toolmw/toolmw/internal/httpslot"
 )
 
 // writeJSONError answers r with status and a small JSON body whose message
@@ -13,7 +12,7 @@ import (
 // parse, carrying only fixed or public text. The same code and message go to
 // the HTTP audit row (audit.HTTP), when there is one outside.
 func writeJSONError(w http.ResponseWriter, r *http.Request, status int, code errs.Code, rpcCode int, message string) {
-	httpslot.SetPublic(r.Context(), errs.Public{Code: code, Message: message})
+	reportPublic(r.Context(), errs.Public{Code: code, Message: message})
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")

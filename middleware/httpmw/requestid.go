@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"net/http"
 
-	"github.com/toolmw/toolmw/internal/httpslot"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -33,7 +32,7 @@ func RequestID(next http.Handler) http.Handler {
 			id = newRequestID()
 		}
 		w.Header().Set(RequestIDHeader, id)
-		httpslot.SetRequestID(r.Context(), id) // for audit.HTTP's row
+		reportRequestID(r.Context(), id) // for audit.HTTP's row
 		next.ServeHTTP(w, r.WithContext(toolctx.WithRequestID(r.Context(), id)))
 	})
 }

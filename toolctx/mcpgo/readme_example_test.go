@@ -21,7 +21,7 @@ import (
 // reaches the audit row and the diagnostics log, and the client gets the
 // generic internal failure instead of mcp-go's -32603 with the error's text.
 func Example_chain() {
-	rows := audit.Direct(audit.NewSlogSink(slog.NewJSONHandler(os.Stderr, nil)), audit.DirectOptions{})
+	rows := audit.Direct(audit.NewSlogSink(slog.NewJSONHandler(os.Stderr, nil)), audit.DirectConfig{})
 	chain := middleware.New(
 		audit.Interceptor(rows), // outermost: one row per call, with the raw cause
 		middleware.Diagnostics(func(ctx context.Context, ev middleware.DiagnosticEvent) {

@@ -59,7 +59,7 @@ func kitServer(t *testing.T, causes *toolmwtest.Causes) func() *mcp.Server {
 // table.
 func TestKit(t *testing.T) {
 	causes := new(toolmwtest.Causes)
-	res := mcpsdktest.Run(t, mcpsdktest.Config{NewServer: kitServer(t, causes), Causes: causes, Secrets: []string{"kit-secret-0000"}})
+	res := mcpsdktest.Run(t, mcpsdktest.Config{NewServer: kitServer(t, causes), Plan: toolmwtest.Plan{Causes: causes, Secrets: []string{"kit-secret-0000"}}})
 	assert.Greater(t, res.Calls, 400, "every failing tool and the toolmw tools were called on four transports")
 
 	rows, err := mcpsdktest.CheckBehaviour(context.Background(), mcpsdktest.BehaviourConfig{NewServer: kitServer(t, causes), Causes: causes})

@@ -21,7 +21,7 @@ import (
 // failure; the audit row and the diagnostics log on stderr get the
 // connection string.
 func Example_chain() {
-	rows := audit.Direct(audit.NewSlogSink(slog.NewJSONHandler(os.Stderr, nil)), audit.DirectOptions{})
+	rows := audit.Direct(audit.NewSlogSink(slog.NewJSONHandler(os.Stderr, nil)), audit.DirectConfig{})
 	chain := middleware.New(
 		audit.Interceptor(rows), // outermost: one row per call, with the raw cause
 		middleware.Diagnostics(func(ctx context.Context, ev middleware.DiagnosticEvent) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -15,36 +14,22 @@ import (
 	"github.com/toolmw/toolmw/toolmwtest"
 )
 
-// BehaviourConfig says what [CheckBehaviour] checks.
-type BehaviourConfig struct {
-	// NewServer returns the server under test, with toolmw's ServerOption
-	// or its own middleware; the check adds a tool for each row of the
-	// table.
-	NewServer func() *server.MCPServer
-	// Causes, if set, is wired into the chain's diagnostics and audit log;
-	// then the server side of each row is checked too.
-	Causes *toolmwtest.Causes
-	// CallTimeout bounds each call. Default 10s.
-	CallTimeout time.Duration
-}
+// BehaviourConfig says what [CheckBehaviour] checks; NewServer's server
+// carries toolmw's ServerOption or its own middleware.
+type BehaviourConfig = toolmwtest.BehaviourConfig[*server.MCPServer]
 
 // CheckBehaviour asserts the rows of toolmw's behaviour table on an mcp-go
 // server, over the in-process transport, as [toolmwtest.CheckRows]
 // describes. The invalid-arguments row's tool uses mcpgo.TypedHandler (mcp-go
 // validates no arguments unless the server has WithInputSchemaValidation).
 func CheckBehaviour(ctx context.Context, cfg BehaviourConfig) (*toolmwtest.Result, error) {
-	if cfg.NewServer == nil {
-		return nil, errors.New("mcpgotest: BehaviourConfig.NewServer is nil")
-	}
-	return toolmwtest.CheckTable(ctx, cfg.Causes, cfg.CallTimeout, func(secret string) (toolmwtest.Conn, error) {
-		s := cfg.NewServer()
-		addRowTools(s, secret)
-		AddFailingTools(s, nil)
-		return connect(ctx, Config{}, s, toolmwtest.InMemory)
-	})
+	return kit.CheckBehaviour(ctx, cfg)
 }
 
+// addRowTools registers the rows' tools, and the kit's alive tool (a
+// liveness probe the rows use on mcp-go).
 func addRowTools(s *server.MCPServer, secret string) {
+	AddFailingTools(s, nil)
 	obj := json.RawMessage(`{"type":"object"}`)
 	raw := func(name string, h server.ToolHandlerFunc) {
 		s.AddTool(mcp.NewToolWithRawSchema(name, "toolmwtest: a row of the behaviour table", obj), h)

@@ -8,7 +8,7 @@
 //		causes := new(toolmwtest.Causes)
 //		mcpgotest.Run(t, mcpgotest.Config{
 //			NewServer: func() *server.MCPServer { return newMyServer(causes) },
-//			Causes:    causes,
+//			Plan:      toolmwtest.Plan{Causes: causes},
 //		})
 //	}
 package mcpgotest

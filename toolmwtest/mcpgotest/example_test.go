@@ -22,8 +22,7 @@ func Example() {
 		NewServer: func() *server.MCPServer {
 			return newServer(mcpgo.ServerOption(chain.Middleware()))
 		},
-		Transports: []toolmwtest.Transport{toolmwtest.StreamableHTTP},
-		Count:      30,
+		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.StreamableHTTP}, Count: 30},
 	})
 	if err != nil {
 		fmt.Println(err)

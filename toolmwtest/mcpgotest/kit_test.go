@@ -32,9 +32,10 @@ func newServer(opts ...server.ServerOption) *server.MCPServer {
 // to the client as a JSON-RPC error; the kit must say so.
 func TestFindsTheLeaksOfABareServer(t *testing.T) {
 	res, err := mcpgotest.Check(context.Background(), mcpgotest.Config{
-		NewServer:  func() *server.MCPServer { return newServer() },
-		Transports: []toolmwtest.Transport{toolmwtest.StreamableHTTP},
-		Count:      14, // raw shapes only: a bare mcp-go server does not recover panics
+		NewServer: func() *server.MCPServer { return newServer() },
+		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.StreamableHTTP},
+			Count: 14, // raw shapes only: a bare mcp-go server does not recover panics
+		},
 	})
 	require.NoError(t, err)
 	report := res.String()
@@ -58,7 +59,7 @@ func TestNothingLeaksThroughToolmw(t *testing.T) {
 		NewServer: func() *server.MCPServer {
 			return newServer(mcpgo.ServerOption(chain.Middleware(), mcpgo.WithFallbackLogger(quiet)))
 		},
-		Causes: causes,
+		Plan: toolmwtest.Plan{Causes: causes},
 	})
 	assert.Greater(t, res.Calls, 400, "every failing tool and the server's own were called on four transports")
 }

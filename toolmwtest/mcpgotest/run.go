@@ -20,64 +20,27 @@ import (
 	"github.com/toolmw/toolmw/toolmwtest"
 )
 
-// Config says what [Run] checks; its fields mean what
-// toolmwtest/mcpsdktest's Config's do.
-type Config struct {
-	// NewServer returns the server under test with its own tools and
-	// toolmw's ServerOption (or not). It is called once per transport;
-	// the kit adds its failing tools.
-	NewServer func() *server.MCPServer
-	// WrapHTTP, if set, wraps the HTTP handlers.
-	WrapHTTP func(http.Handler) http.Handler
-	// Transports to run over: toolmwtest.InMemory (mcp-go's in-process
-	// client, whose results are recorded as JSON: there are no bytes on
-	// that path), StreamableHTTP, SSE or Stdio (every byte recorded).
-	// Default: all four.
-	Transports []toolmwtest.Transport
-	// The rest mean what toolmwtest.Plan's fields do; the failures are
-	// [Failures](Seed, Count).
-	Seed         int64
-	Count        int
-	Causes       *toolmwtest.Causes
-	Secrets      []string
-	SkipOwnTools bool
-	CallTimeout  time.Duration
-}
+// Config says what [Run] checks. Transports: toolmwtest.InMemory (mcp-go's
+// in-process client, whose results are recorded as JSON: there are no
+// bytes on that path), StreamableHTTP, SSE or Stdio (every byte recorded).
+// Default: all four. NewServer's server carries toolmw's ServerOption (or
+// not). The failures are [Failures](Seed, Count).
+type Config = toolmwtest.ServerConfig[*server.MCPServer]
+
+// kit is mcp-go's connector and tools, for the runs every SDK kit makes.
+var kit = toolmwtest.Kit[*server.MCPServer]{Name: "mcpgotest", Failures: Failures, AddFailingTools: AddFailingTools, AddRowTools: addRowTools, Connect: connect,
+	Transports: []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.SSE, toolmwtest.Stdio}}
 
 // Run runs the check and reports each problem with t.Error.
-func Run(t testing.TB, cfg Config) *toolmwtest.Result {
-	t.Helper()
-	res, err := Check(context.Background(), cfg)
-	return toolmwtest.Report(t, res, err)
-}
+func Run(t testing.TB, cfg Config) *toolmwtest.Result { t.Helper(); return kit.Run(t, cfg) }
 
 // Check runs the check and returns what it found.
-func Check(ctx context.Context, cfg Config) (*toolmwtest.Result, error) {
-	if cfg.NewServer == nil {
-		return nil, fmt.Errorf("mcpgotest: Config.NewServer is nil")
-	}
-	if len(cfg.Transports) == 0 {
-		cfg.Transports = []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.SSE, toolmwtest.Stdio}
-	}
-	plan := toolmwtest.Plan{Transports: cfg.Transports, Seed: cfg.Seed, Count: cfg.Count, Causes: cfg.Causes,
-		Secrets: cfg.Secrets, SkipOwnTools: cfg.SkipOwnTools, CallTimeout: cfg.CallTimeout}
-	return toolmwtest.Check(ctx, plan, Failures, func(ctx context.Context, tr toolmwtest.Transport, fs []toolmwtest.Failure) (toolmwtest.Conn, error) {
-		s := cfg.NewServer()
-		AddFailingTools(s, fs)
-		return connect(ctx, cfg, s, tr)
-	})
-}
+func Check(ctx context.Context, cfg Config) (*toolmwtest.Result, error) { return kit.Check(ctx, cfg) }
 
 // connect serves s over tr and connects mcp-go's client to it.
-func connect(ctx context.Context, cfg Config, s *server.MCPServer, tr toolmwtest.Transport) (toolmwtest.Conn, error) {
+func connect(ctx context.Context, s *server.MCPServer, wrap func(http.Handler) http.Handler, tr toolmwtest.Transport) (toolmwtest.Conn, error) {
 	rec := new(toolmwtest.Recorder)
 	hc := &http.Client{Transport: rec.HTTPTransport(http.DefaultTransport)}
-	wrap := func(h http.Handler) http.Handler {
-		if cfg.WrapHTTP != nil {
-			return cfg.WrapHTTP(h)
-		}
-		return h
-	}
 	var (
 		c    *client.Client
 		stop = func() {}

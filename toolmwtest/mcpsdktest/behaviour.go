@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -14,30 +13,14 @@ import (
 )
 
 // BehaviourConfig says what [CheckBehaviour] checks.
-type BehaviourConfig struct {
-	// NewServer returns the server under test, with its chain; the check
-	// adds a tool for each row of the table, natively registered.
-	NewServer func() *mcp.Server
-	// Causes, if set, is wired into the chain's diagnostics and audit log;
-	// then the server side of each row is checked too.
-	Causes *toolmwtest.Causes
-	// CallTimeout bounds each call. Default 10s.
-	CallTimeout time.Duration
-}
+type BehaviourConfig = toolmwtest.BehaviourConfig[*mcp.Server]
 
 // CheckBehaviour asserts the rows of toolmw's behaviour table (the README's
 // "What the caller sees, what the server keeps") on a server, over the
 // in-memory transport, as [toolmwtest.CheckRows] describes. Each broken row
 // is a problem of the result.
 func CheckBehaviour(ctx context.Context, cfg BehaviourConfig) (*toolmwtest.Result, error) {
-	if cfg.NewServer == nil {
-		return nil, errors.New("mcpsdktest: BehaviourConfig.NewServer is nil")
-	}
-	return toolmwtest.CheckTable(ctx, cfg.Causes, cfg.CallTimeout, func(secret string) (toolmwtest.Conn, error) {
-		s := cfg.NewServer()
-		addRowTools(s, secret)
-		return connect(ctx, Config{NewServer: func() *mcp.Server { return s }}, nil, toolmwtest.InMemory)
-	})
+	return kit.CheckBehaviour(ctx, cfg)
 }
 
 func addRowTools(s *mcp.Server, secret string) {

@@ -9,14 +9,14 @@
 // wrong types), records every byte the client receives, and fails the test
 // with a report (transport, tool, shape, the offending bytes with the match
 // between » and «) when a canary, a Go stack or a source path appears, when
-// the server stops answering, or, with [Config.Causes], when a raw cause did
+// the server stops answering, or, with Config.Causes, when a raw cause did
 // not reach diagnostics or the audit log.
 //
 //	func TestNoLeaks(t *testing.T) {
 //		causes := new(toolmwtest.Causes)
 //		mcpsdktest.Run(t, mcpsdktest.Config{
 //			NewServer: func() *mcp.Server { return newMyServer(causes) },
-//			Causes:    causes,
+//			Plan:      toolmwtest.Plan{Causes: causes},
 //		})
 //	}
 package mcpsdktest

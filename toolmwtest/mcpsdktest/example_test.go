@@ -24,8 +24,7 @@ func Example() {
 			mcpsdk.Install(s, chain.Middleware())
 			return s
 		},
-		Transports: []toolmwtest.Transport{toolmwtest.InMemory},
-		Count:      30,
+		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.InMemory}, Count: 30},
 	})
 	if err != nil {
 		fmt.Println(err)

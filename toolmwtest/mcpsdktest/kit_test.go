@@ -50,9 +50,10 @@ func toolmwServer(causes *toolmwtest.Causes) func() *mcp.Server {
 // text to the client; the kit must say so, precisely.
 func TestFindsTheLeaksOfABareServer(t *testing.T) {
 	res, err := mcpsdktest.Check(context.Background(), mcpsdktest.Config{
-		NewServer:  bareServer,
-		Transports: []toolmwtest.Transport{toolmwtest.InMemory},
-		Count:      16, // the raw shapes; no panic (the bare SDK would crash)
+		NewServer: bareServer,
+		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.InMemory},
+			Count: 16, // the raw shapes; no panic (the bare SDK would crash)
+		},
 	})
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Problems, "a bare go-sdk server leaks raw errors")
@@ -73,7 +74,7 @@ func TestFindsTheLeaksOfABareServer(t *testing.T) {
 // go-sdk transport, with the server side checked too.
 func TestNothingLeaksThroughToolmw(t *testing.T) {
 	causes := new(toolmwtest.Causes)
-	res := mcpsdktest.Run(t, mcpsdktest.Config{NewServer: toolmwServer(causes), Causes: causes})
+	res := mcpsdktest.Run(t, mcpsdktest.Config{NewServer: toolmwServer(causes), Plan: toolmwtest.Plan{Causes: causes}})
 	assert.Greater(t, res.Calls, 400, "every failing tool and the server's own were called on four transports")
 }
 

@@ -2,68 +2,40 @@ package mcpsdktest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolmw/toolmw/toolmwtest"
 )
 
-// Config says what [Run] checks.
-type Config struct {
-	// NewServer returns the server under test with its own tools and
-	// chain, toolmw installed or not. It is called once per in-memory or
-	// HTTP transport; the kit adds its failing tools.
-	NewServer func() *mcp.Server
-	// WrapHTTP, if set, wraps the HTTP handler (the server's own HTTP
-	// middleware stack).
-	WrapHTTP func(http.Handler) http.Handler
-	// Transports to run over: toolmwtest.InMemory (through pipes, so
-	// every byte is seen), StreamableHTTP, StatelessHTTP, SSE (on an
-	// httptest server on 127.0.0.1) or a toolmwtest.Command, whose binary
-	// registers the failing tools with [AddFailingToolsFromEnv] (NewServer
-	// is not used for it). Default: the first four.
-	Transports []toolmwtest.Transport
-	// The rest mean what toolmwtest.Plan's fields do; the failures are
-	// [Failures](Seed, Count).
-	Seed         int64
-	Count        int
-	Causes       *toolmwtest.Causes
-	Secrets      []string
-	SkipOwnTools bool
-	CallTimeout  time.Duration
-}
+// Config says what [Run] checks. Transports: toolmwtest.InMemory (through
+// pipes, so every byte is seen), StreamableHTTP, StatelessHTTP, SSE (on an
+// httptest server on 127.0.0.1) or a toolmwtest.Command, whose binary
+// registers the failing tools with [AddFailingToolsFromEnv]. Default: the
+// first four. The failures are [Failures](Seed, Count).
+type Config = toolmwtest.ServerConfig[*mcp.Server]
+
+// kit is go-sdk's connector and tools, for the runs every SDK kit makes.
+var kit = toolmwtest.Kit[*mcp.Server]{Name: "mcpsdktest", Failures: Failures, AddFailingTools: AddFailingTools, AddRowTools: addRowTools, Connect: connect,
+	Transports: []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.StatelessHTTP, toolmwtest.SSE}}
 
 // Run runs the check and reports each problem with t.Error; it returns the
 // result.
-func Run(t testing.TB, cfg Config) *toolmwtest.Result {
-	t.Helper()
-	res, err := Check(context.Background(), cfg)
-	return toolmwtest.Report(t, res, err)
-}
+func Run(t testing.TB, cfg Config) *toolmwtest.Result { t.Helper(); return kit.Run(t, cfg) }
 
 // Check runs the check and returns what it found, without a testing.TB: for
 // tests of the kit itself, or to assert on the report.
-func Check(ctx context.Context, cfg Config) (*toolmwtest.Result, error) {
-	if len(cfg.Transports) == 0 {
-		cfg.Transports = []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.StatelessHTTP, toolmwtest.SSE}
-	}
-	plan := toolmwtest.Plan{Transports: cfg.Transports, Seed: cfg.Seed, Count: cfg.Count, Causes: cfg.Causes,
-		Secrets: cfg.Secrets, SkipOwnTools: cfg.SkipOwnTools, CallTimeout: cfg.CallTimeout}
-	return toolmwtest.Check(ctx, plan, Failures, func(ctx context.Context, tr toolmwtest.Transport, fs []toolmwtest.Failure) (toolmwtest.Conn, error) {
-		return connect(ctx, cfg, fs, tr)
-	})
-}
+func Check(ctx context.Context, cfg Config) (*toolmwtest.Result, error) { return kit.Check(ctx, cfg) }
 
-// connect starts the server for tr and connects the SDK's client to it,
-// recording every byte from the server.
-func connect(ctx context.Context, cfg Config, fs []toolmwtest.Failure, tr toolmwtest.Transport) (toolmwtest.Conn, error) {
+// connect serves server over tr (a Command transport's binary instead)
+// and connects the SDK's client to it, recording every byte from the
+// server.
+func connect(ctx context.Context, server *mcp.Server, wrap func(http.Handler) http.Handler, tr toolmwtest.Transport) (toolmwtest.Conn, error) {
 	rec := new(toolmwtest.Recorder)
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolmwtest", Version: "0.2.0"}, nil)
 	var (
@@ -74,22 +46,14 @@ func connect(ctx context.Context, cfg Config, fs []toolmwtest.Failure, tr toolmw
 	name := tr.String()
 	isHTTP := name == toolmwtest.StreamableHTTP.String() || name == toolmwtest.StatelessHTTP.String() || name == toolmwtest.SSE.String()
 	sse := name == toolmwtest.SSE.String()
-	if (isHTTP || name == toolmwtest.InMemory.String()) && cfg.NewServer == nil {
-		return toolmwtest.Conn{}, errors.New("needs Config.NewServer")
-	}
 	switch {
 	case isHTTP:
-		server := cfg.NewServer()
-		AddFailingTools(server, fs)
 		getServer := func(*http.Request) *mcp.Server { return server }
 		var h http.Handler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: name == toolmwtest.StatelessHTTP.String()})
 		if sse {
 			h = mcp.NewSSEHandler(getServer, nil)
 		}
-		if cfg.WrapHTTP != nil {
-			h = cfg.WrapHTTP(h)
-		}
-		srv := httptest.NewServer(h)
+		srv := httptest.NewServer(wrap(h))
 		hc := &http.Client{Transport: rec.HTTPTransport(http.DefaultTransport)}
 		var ct mcp.Transport = &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}
 		if sse {
@@ -106,8 +70,6 @@ func connect(ctx context.Context, cfg Config, fs []toolmwtest.Failure, tr toolmw
 			stop()
 		}
 	case name == toolmwtest.InMemory.String():
-		server := cfg.NewServer()
-		AddFailingTools(server, fs)
 		c2sR, c2sW := io.Pipe()
 		s2cR, s2cW := io.Pipe()
 		ss, serr := server.Connect(ctx, &mcp.IOTransport{Reader: c2sR, Writer: s2cW}, nil)

@@ -19,14 +19,14 @@ import (
 	"github.com/toolmw/toolmw/toolctx"
 )
 
-// TestScopesHideTools: with ServerOptions.Scopes the demo lists to each
+// TestScopesHideTools: with ServerConfig.Scopes the demo lists to each
 // caller only the tools it may call, answers a call to another as an
 // unknown tool, and audits that call with RequireScopes' code.
 func TestScopesHideTools(t *testing.T) {
 	var mu sync.Mutex
 	var rows []audit.Record
 	emit := audit.EmitterFunc(func(_ context.Context, r audit.Record) { mu.Lock(); rows = append(rows, r); mu.Unlock() })
-	s, err := NewServer(ServerOptions{Audit: emit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SlowTimeout: time.Second,
+	s, err := NewServer(ServerConfig{Audit: emit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), SlowTimeout: time.Second,
 		Transport: toolctx.TransportInMemory, Scopes: &middleware.ScopePolicy{Tools: map[string][]string{"crash": {"admin"}, "sales_report": {"sales"}}}})
 	require.NoError(t, err)
 	dial := func(scopes ...string) *mcp.ClientSession {

@@ -61,8 +61,8 @@ func Chain(w audit.Emitter, diag middleware.DiagnosticsFunc, slowTimeout time.Du
 	)
 }
 
-// ServerOptions configures NewServer.
-type ServerOptions struct {
+// ServerConfig configures NewServer.
+type ServerConfig struct {
 	// Audit receives one row per call (the demo: an audit.Async into the
 	// store). Required.
 	Audit audit.Emitter
@@ -97,14 +97,14 @@ type ServerOptions struct {
 
 // NewServer builds the go-sdk server with the demo tools behind the
 // chain: Outer, then Chain.
-func NewServer(o ServerOptions) (*mcp.Server, error) {
+func NewServer(o ServerConfig) (*mcp.Server, error) {
 	switch {
 	case o.Audit == nil:
-		return nil, errors.New("stack: ServerOptions.Audit is nil: pass the audit emitter")
+		return nil, errors.New("stack: ServerConfig.Audit is nil: pass the audit emitter")
 	case o.Logger == nil:
-		return nil, errors.New("stack: ServerOptions.Logger is nil: pass the operator's logger")
+		return nil, errors.New("stack: ServerConfig.Logger is nil: pass the operator's logger")
 	case o.SlowTimeout <= 0:
-		return nil, fmt.Errorf("stack: ServerOptions.SlowTimeout must be positive, not %v", o.SlowTimeout)
+		return nil, fmt.Errorf("stack: ServerConfig.SlowTimeout must be positive, not %v", o.SlowTimeout)
 	}
 	server := mcp.NewServer(&mcp.Implementation{Name: "toolmw-demo", Version: "0.1.0"}, &mcp.ServerOptions{Logger: o.SDKLogger})
 	if err := AddTools(server); err != nil {
@@ -135,8 +135,8 @@ func AddTools(s *mcp.Server) error {
 	)
 }
 
-// HTTPOptions configures Handler.
-type HTTPOptions struct {
+// HTTPConfig configures Handler.
+type HTTPConfig struct {
 	// Server is the MCP server (from NewServer). Required.
 	Server *mcp.Server
 	// Audit receives one row per HTTP request. Required.
@@ -175,20 +175,20 @@ type HTTPOptions struct {
 // handler behind httpmw.Recover, a request id, the client address for the
 // spans, the HTTP audit row, a body limit (MaxBody), the write deadlines and
 // the session cap; any other path is 404.
-func Handler(o HTTPOptions) (http.Handler, error) {
+func Handler(o HTTPConfig) (http.Handler, error) {
 	switch {
 	case o.Server == nil:
-		return nil, errors.New("stack: HTTPOptions.Server is nil: pass the server NewServer built")
+		return nil, errors.New("stack: HTTPConfig.Server is nil: pass the server NewServer built")
 	case o.Audit == nil:
-		return nil, errors.New("stack: HTTPOptions.Audit is nil: pass the audit emitter")
+		return nil, errors.New("stack: HTTPConfig.Audit is nil: pass the audit emitter")
 	case o.Logger == nil:
-		return nil, errors.New("stack: HTTPOptions.Logger is nil: pass the operator's logger")
+		return nil, errors.New("stack: HTTPConfig.Logger is nil: pass the operator's logger")
 	case o.SessionIdle <= 0:
-		return nil, fmt.Errorf("stack: HTTPOptions.SessionIdle must be positive, not %v", o.SessionIdle)
+		return nil, fmt.Errorf("stack: HTTPConfig.SessionIdle must be positive, not %v", o.SessionIdle)
 	case o.MaxSessions < 1:
-		return nil, fmt.Errorf("stack: HTTPOptions.MaxSessions must be at least 1, not %d", o.MaxSessions)
+		return nil, fmt.Errorf("stack: HTTPConfig.MaxSessions must be at least 1, not %d", o.MaxSessions)
 	case o.WriteTimeout <= 0:
-		return nil, fmt.Errorf("stack: HTTPOptions.WriteTimeout must be positive, not %v", o.WriteTimeout)
+		return nil, fmt.Errorf("stack: HTTPConfig.WriteTimeout must be positive, not %v", o.WriteTimeout)
 	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return o.Server },
 		&mcp.StreamableHTTPOptions{Stateless: o.Stateless, Logger: o.SDKLogger,
