@@ -125,6 +125,9 @@ func addParseGuard(h *server.Hooks, cfg *adapter.Config, s *server.MCPServer) {
 		if !ok || !forServer(ctx, s) {
 			return nil
 		}
+		if quickToolsCall(raw) {
+			return nil // the shape every client sends: decodes, nothing to decode twice
+		}
 		var base struct {
 			Method mcp.MCPMethod `json:"method"`
 		}

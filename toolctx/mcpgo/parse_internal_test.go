@@ -81,3 +81,35 @@ func randomJSON(r *rand.Rand, depth int) string {
 		return "{" + strings.Join(parts, ",") + "}"
 	}
 }
+
+// TestQuickToolsCallIsSafe: the fast path says yes only to what mcp-go
+// decodes, says yes to what clients send, and allocates nothing.
+func TestQuickToolsCallIsSafe(t *testing.T) {
+	frames := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"x":1e999999}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"NAME":5}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"na\u006de":5}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","para\u006ds":{"name":5}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","PARAMS":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":-1e400}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","task":5}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"str"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}`,
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 3000 {
+		frames = append(frames, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%s,"arguments":%s,"_meta":%s}}`,
+			[]string{`"echo"`, `null`, `5`, `[]`}[r.IntN(4)], randomJSON(r, 3), []string{`null`, `{}`, `"x"`, randomJSON(r, 2)}[r.IntN(4)]))
+	}
+	for _, f := range frames {
+		var req mcp.CallToolRequest
+		if quickToolsCall([]byte(f)) {
+			assert.NoError(t, json.Unmarshal([]byte(f), &req), "the fast path passed %s, which mcp-go does not decode", f)
+		}
+	}
+	typical := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello","n":3,"ok":true,"list":[1.5,null]},"_meta":{"progressToken":"p1"}}}`)
+	assert.True(t, quickToolsCall(typical), "the shape clients send takes the fast path")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { quickToolsCall(typical) }), "the fast path allocates nothing")
+}
