@@ -232,6 +232,19 @@ func fillRequest(req *toolctx.Request, ctx context.Context, r *mcp.CallToolReque
 	req.Tool = r.Params.Name
 	req.Arguments = arguments(r)
 	req.CallID = adapter.NewCallID()
+	identify(req, ctx, transport)
+	if m := metaMap(r.Params.Meta); len(m) > 0 {
+		req.Meta = m
+	}
+	if len(r.Header) > 0 {
+		req.Header = r.Header
+	}
+	req.InputResponses, req.RequestState = adapter.RawValues(r.Params.InputResponses), r.Params.RequestState
+}
+
+// identify sets req's caller from ctx (a tools/call's and a tools/list's
+// alike): identity, request id, session and transport.
+func identify(req *toolctx.Request, ctx context.Context, transport toolctx.Transport) {
 	req.RequestID = toolctx.RequestIDFrom(ctx)
 	req.Identity = toolctx.IdentityFrom(ctx)
 	session := server.ClientSessionFromContext(ctx)
@@ -242,13 +255,6 @@ func fillRequest(req *toolctx.Request, ctx context.Context, r *mcp.CallToolReque
 		transport = detectTransport(session)
 	}
 	req.Transport = transport
-	if m := metaMap(r.Params.Meta); len(m) > 0 {
-		req.Meta = m
-	}
-	if len(r.Header) > 0 {
-		req.Header = r.Header
-	}
-	req.InputResponses, req.RequestState = adapter.RawValues(r.Params.InputResponses), r.Params.RequestState
 }
 
 // arguments are r's arguments for the chain: the JSON mcp-go kept, or the
