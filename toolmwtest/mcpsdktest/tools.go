@@ -37,13 +37,13 @@ func AddFailingTools(s *mcp.Server, fs []toolmwtest.Failure) {
 		if i%2 == 0 {
 			s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object"}`)},
 				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-					return result(f)
+					return toolmwtest.Returned[*mcp.CallToolResult](f)
 				})
 			continue
 		}
 		mcp.AddTool(s, &mcp.Tool{Name: name, Description: desc},
 			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-				res, err := result(f)
+				res, err := toolmwtest.Returned[*mcp.CallToolResult](f)
 				return res, nil, err
 			})
 	}
@@ -58,17 +58,6 @@ func AddFailingToolsFromEnv(s *mcp.Server) error {
 		AddFailingTools(s, fs)
 	}
 	return err
-}
-
-// result runs a failure: one that carries a result (toolmwtest.Carry)
-// returns it, any other returns its error (or panics, or calls
-// runtime.Goexit).
-func result(f toolmwtest.Failure) (*mcp.CallToolResult, error) {
-	err := f.Call()
-	if res, ok := toolmwtest.Carried[*mcp.CallToolResult](err); ok {
-		return res, nil
-	}
-	return nil, err
 }
 
 var sdkShapes = []func(c string) toolmwtest.Failure{
