@@ -138,9 +138,8 @@ type Reply struct {
 }
 
 // addRowTools registers the tools of the behaviour table's rows
-// ([CheckRows]) for secret, a fresh canary, and [AliveTool].
+// ([CheckRows]) for secret, a fresh canary.
 func (k Kit[S]) addRowTools(s S, secret string) {
-	k.AddTool(s, AliveTool, func() (Reply, error) { return Reply{Text: "ok"}, nil })
 	k.AddTool(s, RowRaw, func() (Reply, error) {
 		return Reply{}, fmt.Errorf("query orders: dial %s: connection refused", secret)
 	})

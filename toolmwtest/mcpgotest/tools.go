@@ -27,10 +27,7 @@ func Failures(seed int64, n int) []toolmwtest.Failure {
 // handlers, so both of the SDK's ways of turning an error into a response
 // are tried.
 func AddFailingTools(s *server.MCPServer, fs []toolmwtest.Failure) {
-	s.AddTool(mcp.NewToolWithRawSchema(toolmwtest.AliveTool, "toolmwtest: answers ok", json.RawMessage(`{"type":"object"}`)),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText("ok"), nil
-		})
+	addTool(s, toolmwtest.AliveTool, func() (toolmwtest.Reply, error) { return toolmwtest.Reply{Text: "ok"}, nil })
 	for i, f := range fs {
 		tool := mcp.NewToolWithRawSchema(toolmwtest.ToolName(i), "toolmwtest: fails as "+f.Shape, json.RawMessage(`{"type":"object"}`))
 		if i%2 == 0 || strings.HasPrefix(f.Shape, ownShape) {

@@ -23,9 +23,9 @@ func CheckBehaviour(ctx context.Context, cfg BehaviourConfig) (*toolmwtest.Resul
 	return kit.CheckBehaviour(ctx, cfg)
 }
 
-// addTool is the kit's AddTool: a raw tool handler.
+// addTool is the kit's AddTool: a raw tool handler, described by its name.
 func addTool(s *mcp.Server, name string, run func() (toolmwtest.Reply, error)) {
-	s.AddTool(&mcp.Tool{Name: name, Description: "toolmwtest: a row of the behaviour table", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	s.AddTool(&mcp.Tool{Name: name, Description: "toolmwtest: " + name, InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			r, err := run()
 			if err != nil {

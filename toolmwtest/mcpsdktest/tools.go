@@ -27,10 +27,7 @@ func Failures(seed int64, n int) []toolmwtest.Failure {
 // turning an error into a response are tried. Register them before
 // installing toolmw or after: the adapter wraps natively registered tools.
 func AddFailingTools(s *mcp.Server, fs []toolmwtest.Failure) {
-	s.AddTool(&mcp.Tool{Name: toolmwtest.AliveTool, Description: "toolmwtest: answers ok", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
-		})
+	addTool(s, toolmwtest.AliveTool, func() (toolmwtest.Reply, error) { return toolmwtest.Reply{Text: "ok"}, nil })
 	for i, f := range fs {
 		name := toolmwtest.ToolName(i)
 		desc := "toolmwtest: fails as " + f.Shape
