@@ -270,25 +270,6 @@ func arguments(r *mcp.CallToolRequest) toolctx.Arguments {
 	return toolctx.DecodedArguments(r.Params.Arguments)
 }
 
-// rawArguments is the JSON of r's arguments, encoded now where mcp-go has
-// only their value.
-func rawArguments(r *mcp.CallToolRequest) json.RawMessage {
-	if len(r.Params.RawArguments) > 0 {
-		return r.Params.RawArguments
-	}
-	switch a := r.Params.Arguments.(type) {
-	case nil:
-		return nil
-	case json.RawMessage:
-		return a
-	}
-	b, err := json.Marshal(r.Params.Arguments)
-	if err != nil {
-		return nil
-	}
-	return b
-}
-
 // detectTransport names the transport of mcp-go's session: by its exported
 // type or interface, and for SSE and stdio (mcp-go exports nothing that
 // tells them) by its type's name (docs/adapters/mcpgo.md, "The request").
