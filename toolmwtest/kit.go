@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
 )
 
 // ServerConfig says what an SDK kit's Run and Check check, on servers of
@@ -54,9 +57,23 @@ type Kit[S any] struct {
 	// AddFailingTools registers one tool per failure on a server, named
 	// as [ToolName] says, and [AliveTool].
 	AddFailingTools func(s S, fs []Failure)
-	// AddRowTools registers the tools of the behaviour table's rows
-	// ([CheckRows]) for secret, a fresh canary.
-	AddRowTools func(s S, secret string)
+	// AddTool registers on s a native tool named name that takes any
+	// object and answers with run's reply as the SDK's result, or with
+	// run's error (or panic) as the SDK's handlers do.
+	AddTool func(s S, name string, run func() (Reply, error))
+	// AddCountTool registers on s the tool of the behaviour table's
+	// invalid-arguments row ([RowInvalid]): it takes {"count": integer},
+	// required, decoded by the SDK's typed handler, and answers "counted".
+	AddCountTool func(s S, name string)
+	// NewGuarded returns a server without tools with toolmw installed
+	// around m, its tools filtered by the adapter's WithVisibility(visible),
+	// for [Kit.CheckVisibilityObserve].
+	NewGuarded func(m toolctx.Middleware, visible func(*toolctx.Request) bool) S
+	// Identify, if set, wraps the HTTP handler of [Kit.CheckVisibilityObserve]
+	// inside the layer that puts the caller's identity in each request's
+	// context (toolctx.WithIdentity), where the SDK needs more to hand it
+	// to a session's calls (go-sdk: mcpsdk.ForwardIdentity).
+	Identify func(http.Handler) http.Handler
 	// Connect serves s over tr, its HTTP handler wrapped by wrap, and
 	// connects the SDK's client to it, recording every byte from the
 	// server. For a [Command] transport s is the zero S: the binary is
@@ -108,7 +125,42 @@ func (k Kit[S]) CheckBehaviour(ctx context.Context, cfg BehaviourConfig[S]) (*Re
 	}
 	return CheckTable(ctx, cfg.Causes, cfg.CallTimeout, func(secret string) (Conn, error) {
 		s := cfg.NewServer()
-		k.AddRowTools(s, secret)
+		k.addRowTools(s, secret)
 		return k.Connect(ctx, s, func(h http.Handler) http.Handler { return h }, InMemory)
 	})
+}
+
+// Reply is a tool result, as a Kit's AddTool registers it.
+type Reply struct {
+	Text       string
+	IsError    bool
+	Structured any // nil: none
+}
+
+// addRowTools registers the tools of the behaviour table's rows
+// ([CheckRows]) for secret, a fresh canary.
+func (k Kit[S]) addRowTools(s S, secret string) {
+	k.AddTool(s, RowRaw, func() (Reply, error) {
+		return Reply{}, fmt.Errorf("query orders: dial %s: connection refused", secret)
+	})
+	k.AddTool(s, RowPanic, func() (Reply, error) { panic("unreachable backend " + secret) })
+	k.AddTool(s, RowUnencodable, func() (Reply, error) {
+		return Reply{Text: "ok", Structured: Unencodable{Secret: secret}}, nil
+	})
+	k.AddTool(s, RowPublic, func() (Reply, error) {
+		return Reply{}, errs.NotFound(RowPublicMessage).WithDetail(map[string]any{"id": 7}).WithCause(errors.New(secret))
+	})
+	k.AddTool(s, RowOwnIsError, func() (Reply, error) { return Reply{IsError: true, Text: RowOwnText}, nil })
+	k.AddCountTool(s, RowInvalid)
+}
+
+// Returned runs f as a tool handler does: the result it carries ([Carry]),
+// or its error (or its panic, or its runtime.Goexit).
+func Returned[R any](f Failure) (R, error) {
+	err := f.Call()
+	if res, ok := Carried[R](err); ok {
+		return res, nil
+	}
+	var zero R
+	return zero, err
 }

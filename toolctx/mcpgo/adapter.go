@@ -232,6 +232,19 @@ func fillRequest(req *toolctx.Request, ctx context.Context, r *mcp.CallToolReque
 	req.Tool = r.Params.Name
 	req.Arguments = arguments(r)
 	req.CallID = adapter.NewCallID()
+	identify(req, ctx, transport)
+	if m := metaMap(r.Params.Meta); len(m) > 0 {
+		req.Meta = m
+	}
+	if len(r.Header) > 0 {
+		req.Header = r.Header
+	}
+	req.InputResponses, req.RequestState = adapter.RawValues(r.Params.InputResponses), r.Params.RequestState
+}
+
+// identify sets req's caller from ctx (a tools/call's and a tools/list's
+// alike): identity, request id, session and transport.
+func identify(req *toolctx.Request, ctx context.Context, transport toolctx.Transport) {
 	req.RequestID = toolctx.RequestIDFrom(ctx)
 	req.Identity = toolctx.IdentityFrom(ctx)
 	session := server.ClientSessionFromContext(ctx)
@@ -242,13 +255,6 @@ func fillRequest(req *toolctx.Request, ctx context.Context, r *mcp.CallToolReque
 		transport = detectTransport(session)
 	}
 	req.Transport = transport
-	if m := metaMap(r.Params.Meta); len(m) > 0 {
-		req.Meta = m
-	}
-	if len(r.Header) > 0 {
-		req.Header = r.Header
-	}
-	req.InputResponses, req.RequestState = adapter.RawValues(r.Params.InputResponses), r.Params.RequestState
 }
 
 // arguments are r's arguments for the chain: the JSON mcp-go kept, or the
@@ -262,25 +268,6 @@ func arguments(r *mcp.CallToolRequest) toolctx.Arguments {
 		return toolctx.RawArguments(a)
 	}
 	return toolctx.DecodedArguments(r.Params.Arguments)
-}
-
-// rawArguments is the JSON of r's arguments, encoded now where mcp-go has
-// only their value.
-func rawArguments(r *mcp.CallToolRequest) json.RawMessage {
-	if len(r.Params.RawArguments) > 0 {
-		return r.Params.RawArguments
-	}
-	switch a := r.Params.Arguments.(type) {
-	case nil:
-		return nil
-	case json.RawMessage:
-		return a
-	}
-	b, err := json.Marshal(r.Params.Arguments)
-	if err != nil {
-		return nil
-	}
-	return b
 }
 
 // detectTransport names the transport of mcp-go's session: by its exported

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -20,10 +19,6 @@ import (
 // it against the output schema) quotes values in its errors, so the adapter
 // checks it inside the chain (docs/adapters/mcpgo.md, "Encoding and output
 // schemas inside the chain").
-
-// errNoStructuredContent is the cause of a successful result of a tool with
-// an output schema that carries no structured content.
-var errNoStructuredContent = errors.New("the tool has an output schema but returned no structured content")
 
 // checkEncodable returns why mcp-go could not encode r, or nil. A panic of
 // a MarshalJSON method is returned as a [*errs.PanicError].
@@ -69,20 +64,19 @@ func plainMeta(m *mcp.Meta) bool {
 	return adapter.Plain(m.ProgressToken) && adapter.Plain(m.AdditionalFields)
 }
 
-// validateStructured validates structured content against a compiled output
-// schema as mcp-go does, through its JSON encoding. The error quotes the
-// offending values: a raw cause, for the server only.
+// validateStructured validates structured content against a compiled
+// output schema as mcp-go does, through its JSON encoding.
 func validateStructured(sch *jsonschema.Schema, structured any) error {
-	raw, ok := structured.(json.RawMessage)
-	if !ok {
-		var err error
-		if raw, err = adapter.Encode(structured); err != nil {
-			return fmt.Errorf("mcpgo: encode the structured content: %w", err)
-		}
+	raw, err := adapter.StructuredJSON(structured)
+	if err != nil {
+		return fmt.Errorf("mcpgo: %w", err)
 	}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return errNoStructuredContent
-	}
+	return validateJSON(sch, raw)
+}
+
+// validateJSON validates the JSON raw against sch. The error quotes the
+// offending values: a raw cause, for the server only.
+func validateJSON(sch *jsonschema.Schema, raw json.RawMessage) error {
 	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return fmt.Errorf("mcpgo: decode the structured content: %w", err)

@@ -142,16 +142,11 @@ func fromMCP(r *mcp.CallToolResult) *toolctx.CallResult {
 }
 
 func contentFromMCP(c mcp.Content) toolctx.Content {
-	if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer {
-		// A pointer to a block: the block (mcp-go accepts either).
-		if v.IsNil() {
-			return nil
-		}
-		if d, ok := v.Elem().Interface().(mcp.Content); ok {
-			c = d
-		}
+	v, ok := pointee(c)
+	if !ok {
+		return nil
 	}
-	switch c := c.(type) {
+	switch c := v.(type) {
 	case mcp.TextContent:
 		return &toolctx.Text{Text: c.Text, Annotations: annotationsFromMCP(c.Annotated), Meta: metaMap(c.Meta)}
 	case mcp.ImageContent:
@@ -163,19 +158,29 @@ func contentFromMCP(c mcp.Content) toolctx.Content {
 			Size: c.Size, Annotations: annotationsFromMCP(c.Annotated), Meta: metaMap(c.Meta)}
 	case mcp.EmbeddedResource:
 		out := &toolctx.EmbeddedResource{Annotations: annotationsFromMCP(c.Annotated), Meta: metaMap(c.Meta)}
-		switch rc := c.Resource.(type) {
+		r, _ := pointee(c.Resource) // a nil resource converts as none
+		switch rc := r.(type) {
 		case mcp.TextResourceContents:
 			out.Resource = toolctx.ResourceContents{URI: rc.URI, MIMEType: rc.MIMEType, Text: rc.Text, Meta: rc.Meta}
-		case *mcp.TextResourceContents:
-			out.Resource = toolctx.ResourceContents{URI: rc.URI, MIMEType: rc.MIMEType, Text: rc.Text, Meta: rc.Meta}
 		case mcp.BlobResourceContents:
-			out.Resource = toolctx.ResourceContents{URI: rc.URI, MIMEType: rc.MIMEType, Blob: decode64(rc.Blob), Meta: rc.Meta}
-		case *mcp.BlobResourceContents:
 			out.Resource = toolctx.ResourceContents{URI: rc.URI, MIMEType: rc.MIMEType, Blob: decode64(rc.Blob), Meta: rc.Meta}
 		}
 		return out
 	}
 	return nil
+}
+
+// pointee is what v points to when it is a pointer (mcp-go takes a block
+// or a resource as a value or a pointer), and false for a nil pointer.
+func pointee(v any) (any, bool) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer {
+		return v, true
+	}
+	if rv.IsNil() {
+		return nil, false
+	}
+	return rv.Elem().Interface(), true
 }
 
 // decode64 decodes base64 data; data that is not valid base64 is kept as

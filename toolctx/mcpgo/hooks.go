@@ -86,7 +86,7 @@ func (e *engine) rejected(ctx context.Context, r *mcp.CallToolRequest, pub *errs
 // result, or false for one that came through the adapter (its
 // _meta[toolctx.ErrorMetaKey] says so); the text is never looked at.
 func (e *engine) inputValidationFeedback(r *mcp.CallToolResult) (string, bool) {
-	if !r.IsError || len(r.Content) != 1 {
+	if !r.IsError {
 		return "", false
 	}
 	if r.Meta != nil {
@@ -94,13 +94,5 @@ func (e *engine) inputValidationFeedback(r *mcp.CallToolResult) (string, bool) {
 			return "", false
 		}
 	}
-	switch tc := r.Content[0].(type) {
-	case mcp.TextContent:
-		return tc.Text, true
-	case *mcp.TextContent:
-		if tc != nil {
-			return tc.Text, true
-		}
-	}
-	return "", false
+	return soleText(r)
 }

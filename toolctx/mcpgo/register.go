@@ -128,12 +128,8 @@ func (r *registered) result(ctx context.Context, res *toolctx.CallResult) (*tool
 		return res, toMCP(norm)
 	}
 	var err error
-	if r.out != nil && !norm.NeedsInput() { // an input-required round has no output yet
-		if norm.StructuredContent == nil {
-			err = errNoStructuredContent
-		} else {
-			err = validateStructured(r.out, norm.StructuredContent)
-		}
+	if r.out != nil {
+		_, err = adapter.CheckOutput(norm, func(raw json.RawMessage) error { return validateJSON(r.out, raw) })
 	}
 	out := toMCP(norm)
 	if err == nil {

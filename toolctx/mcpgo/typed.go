@@ -39,19 +39,11 @@ func (e *StructuredHandlerError) Error() string { return e.Text }
 // described at [StructuredHandlerError], and returns its text; a handler's
 // own result worded alike is treated alike (scrubbing loses no secret).
 func structuredHandlerFailure(r *mcp.CallToolResult) (string, bool) {
-	if len(r.Content) != 1 || r.IsError == (r.StructuredContent != nil) {
+	if r.IsError == (r.StructuredContent != nil) {
 		return "", false
 	}
-	var text string
-	switch tc := r.Content[0].(type) {
-	case mcp.TextContent:
-		text = tc.Text
-	case *mcp.TextContent:
-		if tc == nil {
-			return "", false
-		}
-		text = tc.Text
-	default:
+	text, ok := soleText(r)
+	if !ok {
 		return "", false
 	}
 	prefix := serializeFailurePrefix
@@ -64,6 +56,17 @@ func structuredHandlerFailure(r *mcp.CallToolResult) (string, bool) {
 	return text, true
 }
 
+// soleText is the text of r's only content block, when it is text (a
+// value or a pointer: mcp-go takes either).
+func soleText(r *mcp.CallToolResult) (string, bool) {
+	if len(r.Content) != 1 {
+		return "", false
+	}
+	v, _ := pointee(r.Content[0])
+	tc, ok := v.(mcp.TextContent)
+	return tc.Text, ok
+}
+
 // errBind is the public message of arguments that do not decode into a
 // typed handler's argument type.
 const errBind = "invalid arguments: the arguments do not match the tool's parameters"
@@ -74,11 +77,12 @@ const errBind = "invalid arguments: the arguments do not match the tool's parame
 func bind[T any](request mcp.CallToolRequest) (T, error) {
 	var args T
 	if err := request.BindArguments(&args); err != nil {
+		raw := arguments(&request).JSON()
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && !feedback.FromCaller(err, rawArguments(&request)) {
+		if errors.As(err, &te) && !feedback.FromCaller(err, raw) {
 			return args, errs.InvalidArguments(errBind).WithCause(err)
 		}
-		if problems, ok := feedback.JSONProblems(err, rawArguments(&request)); ok {
+		if problems, ok := feedback.JSONProblems(err, raw); ok {
 			return args, errs.InvalidArguments(feedback.Message(problems)).WithDetail(feedback.Detail(problems)).WithCause(err)
 		}
 		return args, errs.InvalidArguments(errBind).WithCause(err)

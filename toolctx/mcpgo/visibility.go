@@ -27,18 +27,8 @@ func toolFilter(cfg *adapter.Config) server.ToolFilterFunc {
 		return nil
 	}
 	return func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-		caller := toolctx.Request{
-			Identity:  toolctx.IdentityFrom(ctx),
-			RequestID: toolctx.RequestIDFrom(ctx),
-			Transport: cfg.Transport,
-		}
-		session := server.ClientSessionFromContext(ctx)
-		if session != nil {
-			caller.SessionID = session.SessionID()
-		}
-		if caller.Transport == "" {
-			caller.Transport = detectTransport(session)
-		}
+		var caller toolctx.Request
+		identify(&caller, ctx, cfg.Transport)
 		return adapter.Visible(cfg, caller, tools, func(t mcp.Tool) (string, bool) { return t.Name, true })
 	}
 }

@@ -2,12 +2,9 @@ package mcpsdk
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -87,27 +84,10 @@ func (t terminal) inputValidation(ctx context.Context, sreq *mcp.CallToolRequest
 	if err != nil {
 		return nil, false
 	}
-	verr := validateArguments(sreq.Params.Arguments, in)
-	if verr == nil {
-		return nil, false
+	if _, verr := applyInputSchema(sreq.Params.Arguments, in, true); verr != nil {
+		return invalidArguments(verr), true
 	}
-	return invalidArguments(verr), true
-}
-
-// validateArguments does what the SDK does to a typed tool's arguments
-// before it calls the tool (mcp/tool.go, applySchema).
-func validateArguments(raw json.RawMessage, in *jsonschema.Resolved) error {
-	v := map[string]any{}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return decodeError{raw: raw, err: err}
-		}
-	}
-	var inst any = v
-	if err := in.ApplyDefaults(&inst); err != nil {
-		return fmt.Errorf("applying schema defaults:\n%w", err)
-	}
-	return in.Validate(&inst)
+	return nil, false
 }
 
 // urlElicitationRequired returns the protocol error the client gets for a

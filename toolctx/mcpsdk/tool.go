@@ -179,21 +179,25 @@ func (t *registeredTool) call(ctx context.Context, req *toolctx.Request) *toolct
 		req = &r
 	}
 	res := t.h.CallTool(ctx, req)
-	if t.out != nil && res != nil && !res.IsError && !res.NeedsInput() { // an input-required round has no output yet
-		raw, err := validateOutput(res.StructuredContent, t.out)
-		if err != nil {
-			return toolctx.ErrorResult(fmt.Errorf("tool %q: %w", req.Tool, err))
-		}
-		// Encoded once, as validated: the SDK copies these bytes.
+	if t.out == nil {
+		return res
+	}
+	raw, err := adapter.CheckOutput(res, t.validateOutput)
+	if err != nil {
+		return toolctx.ErrorResult(fmt.Errorf("tool %q: %w", req.Tool, err))
+	}
+	if raw != nil {
 		r := *res
-		r.StructuredContent = raw
+		r.StructuredContent = raw // the SDK copies the bytes validated
 		res = &r
 	}
 	return res
 }
 
 // applyInputSchema validates raw arguments against the input schema, with
-// its defaults applied, and returns the arguments to pass on.
+// its defaults applied, as the SDK does to a typed tool's arguments before
+// it calls the tool (mcp/tool.go, applySchema), and returns the arguments
+// to pass on.
 func applyInputSchema(raw json.RawMessage, in *jsonschema.Resolved, defaults bool) (json.RawMessage, error) {
 	v := map[string]any{}
 	if len(raw) > 0 && string(raw) != "null" {
@@ -204,7 +208,7 @@ func applyInputSchema(raw json.RawMessage, in *jsonschema.Resolved, defaults boo
 	var inst any = v
 	if defaults {
 		if err := in.ApplyDefaults(&inst); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("applying schema defaults:\n%w", err)
 		}
 	}
 	if err := in.Validate(&inst); err != nil {
@@ -216,22 +220,13 @@ func applyInputSchema(raw json.RawMessage, in *jsonschema.Resolved, defaults boo
 	return json.Marshal(inst)
 }
 
-// validateOutput validates structured content against the output schema
-// and returns it encoded.
-func validateOutput(sc any, out *jsonschema.Resolved) (json.RawMessage, error) {
-	if sc == nil {
-		return nil, errors.New("the tool has an output schema but returned no structured content")
-	}
-	b, err := adapter.EncodeValue(sc)
-	if err != nil {
-		return nil, fmt.Errorf("encode structured content: %w", err)
-	}
+func (t *registeredTool) validateOutput(raw json.RawMessage) error {
 	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("decode structured content: %w", err)
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("decode structured content: %w", err)
 	}
-	if err := out.Validate(&v); err != nil {
-		return nil, fmt.Errorf("validating tool output: %w", err)
+	if err := t.out.Validate(&v); err != nil {
+		return fmt.Errorf("validating tool output: %w", err)
 	}
-	return b, nil
+	return nil
 }

@@ -3,13 +3,11 @@ package mcpgotest
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
 	"github.com/toolmw/toolmw/toolmwtest"
 )
@@ -26,35 +24,33 @@ func CheckBehaviour(ctx context.Context, cfg BehaviourConfig) (*toolmwtest.Resul
 	return kit.CheckBehaviour(ctx, cfg)
 }
 
-// addRowTools registers the rows' tools, and the kit's alive tool (a
-// liveness probe the rows use on mcp-go).
-func addRowTools(s *server.MCPServer, secret string) {
-	AddFailingTools(s, nil)
-	obj := json.RawMessage(`{"type":"object"}`)
-	raw := func(name string, h server.ToolHandlerFunc) {
-		s.AddTool(mcp.NewToolWithRawSchema(name, "toolmwtest: a row of the behaviour table", obj), h)
-	}
-	raw(toolmwtest.RowRaw, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return nil, fmt.Errorf("query orders: dial %s: connection refused", secret)
-	})
-	raw(toolmwtest.RowPanic, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		panic("unreachable backend " + secret)
-	})
-	raw(toolmwtest.RowUnencodable, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("ok")}, StructuredContent: toolmwtest.Unencodable{Secret: secret}}, nil
-	})
-	raw(toolmwtest.RowPublic, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return nil, errs.NotFound(toolmwtest.RowPublicMessage).WithDetail(map[string]any{"id": 7}).WithCause(errors.New(secret))
-	})
-	raw(toolmwtest.RowOwnIsError, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultError(toolmwtest.RowOwnText), nil
-	})
+// addTool is the kit's AddTool: a raw tool handler, described by its name.
+func addTool(s *server.MCPServer, name string, run func() (toolmwtest.Reply, error)) {
+	s.AddTool(mcp.NewToolWithRawSchema(name, "toolmwtest: "+name, json.RawMessage(`{"type":"object"}`)),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			r, err := run()
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{mcp.NewTextContent(r.Text)}, StructuredContent: r.Structured}, nil
+		})
+}
+
+// addCountTool is the kit's AddCountTool: mcp-go validates no arguments
+// unless the server has WithInputSchemaValidation, so the tool decodes
+// them with mcpgo.TypedHandler.
+func addCountTool(s *server.MCPServer, name string) {
 	type countIn struct {
 		Count int `json:"count"`
 	}
-	s.AddTool(mcp.NewToolWithRawSchema(toolmwtest.RowInvalid, "toolmwtest: takes a count",
+	s.AddTool(mcp.NewToolWithRawSchema(name, "toolmwtest: takes a count",
 		json.RawMessage(`{"type":"object","properties":{"count":{"type":"integer"}},"required":["count"]}`)),
 		mcpgo.TypedHandler(func(context.Context, mcp.CallToolRequest, countIn) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("counted"), nil
 		}))
+}
+
+// newGuarded is the kit's NewGuarded.
+func newGuarded(m toolctx.Middleware, visible func(*toolctx.Request) bool) *server.MCPServer {
+	return server.NewMCPServer("toolmwtest", "0", mcpgo.ServerOption(m, mcpgo.WithVisibility(visible)))
 }

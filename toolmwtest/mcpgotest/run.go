@@ -22,13 +22,13 @@ import (
 
 // Config says what [Run] checks. Transports: toolmwtest.InMemory (mcp-go's
 // in-process client, whose results are recorded as JSON: there are no
-// bytes on that path), StreamableHTTP, SSE or Stdio (every byte recorded).
-// Default: all four. NewServer's server carries toolmw's ServerOption (or
+// bytes on that path), StreamableHTTP, StatelessHTTP, SSE or Stdio (every
+// byte recorded). Default: all but StatelessHTTP. NewServer's server carries toolmw's ServerOption (or
 // not). The failures are [Failures](Seed, Count).
 type Config = toolmwtest.ServerConfig[*server.MCPServer]
 
 // kit is mcp-go's connector and tools, for the runs every SDK kit makes.
-var kit = toolmwtest.Kit[*server.MCPServer]{Name: "mcpgotest", Failures: Failures, AddFailingTools: AddFailingTools, AddRowTools: addRowTools, Connect: connect,
+var kit = toolmwtest.Kit[*server.MCPServer]{Name: "mcpgotest", Failures: Failures, AddFailingTools: AddFailingTools, AddTool: addTool, AddCountTool: addCountTool, NewGuarded: newGuarded, Connect: connect,
 	Transports: []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.SSE, toolmwtest.Stdio}}
 
 // Run runs the check and reports each problem with t.Error.
@@ -49,8 +49,9 @@ func connect(ctx context.Context, s *server.MCPServer, wrap func(http.Handler) h
 	switch tr.String() {
 	case toolmwtest.InMemory.String():
 		c, err = client.NewInProcessClient(s)
-	case toolmwtest.StreamableHTTP.String():
-		srv := httptest.NewServer(wrap(server.NewStreamableHTTPServer(s)))
+	case toolmwtest.StreamableHTTP.String(), toolmwtest.StatelessHTTP.String():
+		stateless := server.WithStateLess(tr.String() == toolmwtest.StatelessHTTP.String())
+		srv := httptest.NewServer(wrap(server.NewStreamableHTTPServer(s, stateless)))
 		stop = srv.Close
 		c, err = client.NewStreamableHttpClient(srv.URL+"/mcp", transport.WithHTTPBasicClient(hc))
 	case toolmwtest.SSE.String():

@@ -27,31 +27,19 @@ func Failures(seed int64, n int) []toolmwtest.Failure {
 // handlers, so both of the SDK's ways of turning an error into a response
 // are tried.
 func AddFailingTools(s *server.MCPServer, fs []toolmwtest.Failure) {
-	s.AddTool(mcp.NewToolWithRawSchema(toolmwtest.AliveTool, "toolmwtest: answers ok", json.RawMessage(`{"type":"object"}`)),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText("ok"), nil
-		})
+	addTool(s, toolmwtest.AliveTool, func() (toolmwtest.Reply, error) { return toolmwtest.Reply{Text: "ok"}, nil })
 	for i, f := range fs {
 		tool := mcp.NewToolWithRawSchema(toolmwtest.ToolName(i), "toolmwtest: fails as "+f.Shape, json.RawMessage(`{"type":"object"}`))
 		if i%2 == 0 || strings.HasPrefix(f.Shape, ownShape) {
-			s.AddTool(tool, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return result(f) })
+			s.AddTool(tool, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return toolmwtest.Returned[*mcp.CallToolResult](f)
+			})
 			continue
 		}
 		s.AddTool(tool, mcp.NewStructuredToolHandler(func(context.Context, mcp.CallToolRequest, struct{}) (any, error) {
 			return nil, f.Call()
 		}))
 	}
-}
-
-// result runs a failure: one that carries a result (toolmwtest.Carry)
-// returns it, any other returns its error (or panics, or calls
-// runtime.Goexit).
-func result(f toolmwtest.Failure) (*mcp.CallToolResult, error) {
-	err := f.Call()
-	if res, ok := toolmwtest.Carried[*mcp.CallToolResult](err); ok {
-		return res, nil
-	}
-	return nil, err
 }
 
 // ownShape starts the shape of mcp-go's own failures.

@@ -3,12 +3,12 @@ package mcpsdktest
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
+	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 	"github.com/toolmw/toolmw/toolmwtest"
 )
 
@@ -23,31 +23,45 @@ func CheckBehaviour(ctx context.Context, cfg BehaviourConfig) (*toolmwtest.Resul
 	return kit.CheckBehaviour(ctx, cfg)
 }
 
-func addRowTools(s *mcp.Server, secret string) {
-	obj := json.RawMessage(`{"type":"object"}`)
-	raw := func(name string, h mcp.ToolHandler) {
-		s.AddTool(&mcp.Tool{Name: name, Description: "toolmwtest: a row of the behaviour table", InputSchema: obj}, h)
-	}
-	raw(toolmwtest.RowRaw, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return nil, fmt.Errorf("query orders: dial %s: connection refused", secret)
-	})
-	raw(toolmwtest.RowPanic, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		panic("unreachable backend " + secret)
-	})
-	raw(toolmwtest.RowUnencodable, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}, StructuredContent: toolmwtest.Unencodable{Secret: secret}}, nil
-	})
-	raw(toolmwtest.RowPublic, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return nil, errs.NotFound(toolmwtest.RowPublicMessage).WithDetail(map[string]any{"id": 7}).WithCause(errors.New(secret))
-	})
-	raw(toolmwtest.RowOwnIsError, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: toolmwtest.RowOwnText}}}, nil
-	})
+// addTool is the kit's AddTool: a raw tool handler, described by its name.
+func addTool(s *mcp.Server, name string, run func() (toolmwtest.Reply, error)) {
+	s.AddTool(&mcp.Tool{Name: name, Description: "toolmwtest: " + name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			r, err := run()
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, StructuredContent: r.Structured}, nil
+		})
+}
+
+// addCountTool is the kit's AddCountTool: a typed tool, whose input schema
+// the SDK infers and validates.
+func addCountTool(s *mcp.Server, name string) {
 	type countIn struct {
 		Count int `json:"count"`
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: toolmwtest.RowInvalid, Description: "toolmwtest: takes a count"},
+	mcp.AddTool(s, &mcp.Tool{Name: name, Description: "toolmwtest: takes a count"},
 		func(context.Context, *mcp.CallToolRequest, countIn) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "counted"}}}, nil, nil
 		})
+}
+
+// newGuarded is the kit's NewGuarded.
+func newGuarded(m toolctx.Middleware, visible func(*toolctx.Request) bool) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "toolmwtest", Version: "0"}, nil)
+	mcpsdk.Install(s, m, mcpsdk.WithVisibility(visible))
+	return s
+}
+
+// identify is the kit's Identify: a stateful session's calls get the
+// HTTP request's identity only through mcpsdk.ForwardIdentity, which
+// needs a bearer token (the layer in front stands for the one that
+// checked it).
+func identify(h http.Handler) http.Handler {
+	fwd := mcpsdk.ForwardIdentity(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("Authorization", "Bearer toolmwtest")
+		fwd.ServeHTTP(w, r)
+	})
 }

@@ -21,7 +21,7 @@ import (
 type Config = toolmwtest.ServerConfig[*mcp.Server]
 
 // kit is go-sdk's connector and tools, for the runs every SDK kit makes.
-var kit = toolmwtest.Kit[*mcp.Server]{Name: "mcpsdktest", Failures: Failures, AddFailingTools: AddFailingTools, AddRowTools: addRowTools, Connect: connect,
+var kit = toolmwtest.Kit[*mcp.Server]{Name: "mcpsdktest", Failures: Failures, AddFailingTools: AddFailingTools, AddTool: addTool, AddCountTool: addCountTool, NewGuarded: newGuarded, Identify: identify, Connect: connect,
 	Transports: []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.StatelessHTTP, toolmwtest.SSE}}
 
 // Run runs the check and reports each problem with t.Error; it returns the

@@ -27,23 +27,20 @@ func Failures(seed int64, n int) []toolmwtest.Failure {
 // turning an error into a response are tried. Register them before
 // installing toolmw or after: the adapter wraps natively registered tools.
 func AddFailingTools(s *mcp.Server, fs []toolmwtest.Failure) {
-	s.AddTool(&mcp.Tool{Name: toolmwtest.AliveTool, Description: "toolmwtest: answers ok", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
-		})
+	addTool(s, toolmwtest.AliveTool, func() (toolmwtest.Reply, error) { return toolmwtest.Reply{Text: "ok"}, nil })
 	for i, f := range fs {
 		name := toolmwtest.ToolName(i)
 		desc := "toolmwtest: fails as " + f.Shape
 		if i%2 == 0 {
 			s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object"}`)},
 				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-					return result(f)
+					return toolmwtest.Returned[*mcp.CallToolResult](f)
 				})
 			continue
 		}
 		mcp.AddTool(s, &mcp.Tool{Name: name, Description: desc},
 			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-				res, err := result(f)
+				res, err := toolmwtest.Returned[*mcp.CallToolResult](f)
 				return res, nil, err
 			})
 	}
@@ -58,17 +55,6 @@ func AddFailingToolsFromEnv(s *mcp.Server) error {
 		AddFailingTools(s, fs)
 	}
 	return err
-}
-
-// result runs a failure: one that carries a result (toolmwtest.Carry)
-// returns it, any other returns its error (or panics, or calls
-// runtime.Goexit).
-func result(f toolmwtest.Failure) (*mcp.CallToolResult, error) {
-	err := f.Call()
-	if res, ok := toolmwtest.Carried[*mcp.CallToolResult](err); ok {
-		return res, nil
-	}
-	return nil, err
 }
 
 var sdkShapes = []func(c string) toolmwtest.Failure{
