@@ -86,8 +86,9 @@ type pgCopy struct {
 const copyHeader = "PGCOPY\n\xff\r\n\x00" + "\x00\x00\x00\x00" + "\x00\x00\x00\x00"
 
 // Read fills p with the stream: the header, the rows, the trailer, then
-// io.EOF. Rows are split across reads where they fall (COPY's messages
-// need not end on a row).
+// io.EOF. A read ends before a row that does not fit, as pgx's does, and
+// only a row longer than p is split across reads (COPY's messages need not
+// end on a row).
 func (c *pgCopy) Read(p []byte) (int, error) {
 	n := 0
 	if !c.started {
@@ -102,9 +103,13 @@ func (c *pgCopy) Read(p []byte) (int, error) {
 		c.rest = c.rest[k:]
 		n += k
 	}
-	for n < len(p) && c.next < len(c.batch) {
+	for n < len(p) && len(c.rest) == 0 && c.next < len(c.batch) {
 		c.row = appendPGRow(c.row[:0], &c.batch[c.next])
 		c.next++
+		if n > 0 && len(c.row) > len(p)-n {
+			c.rest = c.row // it starts the next read
+			break
+		}
 		k := copy(p[n:], c.row)
 		c.rest = c.row[k:]
 		n += k

@@ -99,10 +99,11 @@ func TestPGCopyEncodesRowsAsPGXDoes(t *testing.T) {
 	}
 }
 
-// TestPGCopyReadSplitsRowsAnywhere reads one batch's stream through
-// buffers of many sizes, from the header's 19 bytes up: each gives the
-// same bytes, which are the header, every row in order, and the trailer.
-func TestPGCopyReadSplitsRowsAnywhere(t *testing.T) {
+// TestPGCopyReadGivesTheStreamThroughAnyBuffer reads one batch's stream
+// through buffers of many sizes, from the header's 19 bytes (smaller than
+// most rows, which are then split) up: each gives the same bytes, which
+// are the header, every row in order, and the trailer.
+func TestPGCopyReadGivesTheStreamThroughAnyBuffer(t *testing.T) {
 	rows := copyRows(300, 3)
 	want := []byte(copyHeader)
 	for i := range rows {
