@@ -135,6 +135,10 @@ func (s *Store) provePostgres(ctx context.Context) error {
 	if err := checkColumns(s.table, have, SchemaVersion); err != nil {
 		return err
 	}
+	if s.binaryCopy, err = pgBinaryTypes(ctx, tx, s.table); err != nil {
+		return err
+	}
+	s.copySQL = copySQL(s.table)
 	if _, err := tx.Exec(ctx, "INSERT INTO "+s.table+" (ts, kind, outcome, duration_ns) VALUES (now(), 'probe', 'ok', 0)"); err != nil {
 		return fmt.Errorf("cannot write a row: %w (grant INSERT on the table to this user, or check the server)", err)
 	}
@@ -368,7 +372,7 @@ func jsonb(b []byte) any {
 func (s *Store) writePostgresOnce(ctx context.Context, id *audit.BatchID, batch []audit.Record) error {
 	if id == nil {
 		// COPY is one statement: the batch is written whole or not at all.
-		return s.copyPostgres(ctx, s.pool, batch)
+		return s.copyPostgres(ctx, nil, batch)
 	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -419,16 +423,26 @@ func (s *Store) writePostgresOnce(ctx context.Context, id *audit.BatchID, batch 
 	return nil
 }
 
-// copier is a pool or a transaction.
-type copier interface {
-	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
-}
-
-// copyPostgres writes batch with one COPY. An error for the data of a row
-// wraps [audit.ErrRowRefused] (see [refusedPG]).
-func (s *Store) copyPostgres(ctx context.Context, c copier, batch []audit.Record) error {
-	src := &pgRows{batch: batch, vals: make([]any, 0, len(columns))}
-	n, err := c.CopyFrom(ctx, pgx.Identifier{s.table}, columns, src)
+// copyPostgres writes batch with one COPY, on a connection of the pool
+// or in tx when it is not nil. An error for the data of a row wraps
+// [audit.ErrRowRefused] (see [refusedPG]).
+func (s *Store) copyPostgres(ctx context.Context, tx pgx.Tx, batch []audit.Record) error {
+	var n int64
+	var err error
+	switch {
+	case !s.binaryCopy && tx != nil:
+		n, err = tx.CopyFrom(ctx, pgx.Identifier{s.table}, columns, &pgRows{batch: batch})
+	case !s.binaryCopy:
+		n, err = s.pool.CopyFrom(ctx, pgx.Identifier{s.table}, columns, &pgRows{batch: batch})
+	case tx != nil:
+		n, err = s.copyBinary(ctx, tx.Conn().PgConn(), batch)
+	default:
+		var c *pgxpool.Conn
+		if c, err = s.pool.Acquire(ctx); err == nil {
+			n, err = s.copyBinary(ctx, c.Conn().PgConn(), batch)
+			c.Release()
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("sqlstore: postgres: copy: %w", refusedPG(err))
 	}

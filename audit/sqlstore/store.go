@@ -83,6 +83,10 @@ type Store struct {
 	version  int           // the table's schema version: SchemaVersion but for a reader of an older table
 	db       *sql.DB       // SQLite
 	pool     *pgxpool.Pool // PostgreSQL
+	// binaryCopy is set when the table's columns have the types pgCopy
+	// encodes (checked on open); copySQL is its COPY statement.
+	binaryCopy bool
+	copySQL    string
 
 	mu     sync.Mutex          // serialises SQLite batches; guards args and closed
 	args   []driver.NamedValue // the SQLite INSERT's arguments, reused
