@@ -1,34 +1,46 @@
 // Command paired measures toolmw's end-to-end cost against the bare SDKs
-// on CPU time, each arm in a process of its own, so that the verdicts can
-// decide on a shared machine.
+// on CPU time, so that the verdicts can decide on a shared machine.
 //
-// For each case (an SDK and a transport) it starts four long-lived worker
-// processes of the bench test binary (BenchmarkPairedWorker): bare, a
-// second bare (bare2, the A/A control), the SDK's own recover-and-log
-// middleware (own) and toolmw's full chain. Each sets up its server and
-// client once and then runs bursts of calls when told to over a pipe, so
-// that no burst pays for a process start or a cold heap. A burst runs
-// every arm once, one after the other in a new random order, for a fixed
-// number of calls; an arm's figure is its process's CPU time (every
-// thread: client, server, the audit writer) over the calls, per call.
-// Every burst starts from a collected heap, and every process has the same
-// collector settings (GOGC=off, GOMEMLIMIT=512MiB by default, above what
-// one burst allocates), so no collection falls inside a burst and no arm
-// pays for another's garbage or gets other pacing: the collection after
-// each burst is timed apart (gc-ns/op) and the bytes allocated, which a
-// collector's cost follows under any pacing, are written next to it. The
-// first bursts warm the arms up and are not written.
+// For each case (an SDK and a transport) it starts a long-lived worker
+// process of the bench test binary (BenchmarkPairedWorker) that serves
+// four arms, each its own server and client: bare, a second bare (bare2,
+// the A/A control), the SDK's own recover-and-log middleware (own) and
+// toolmw's full chain. The worker sets them up once and then runs rounds
+// when told to over a pipe, so that no round pays for a process start or
+// a cold heap. A round runs every arm a number of times (steps) for a few
+// calls each, in a new random order each step, and then collects the heap;
+// an arm's figure is the process's CPU time (every thread: client, server,
+// the audit writer) over its calls of the round, per call. toolmw's audit
+// writer takes the round's rows as one batch and the arm waits for it to
+// be written: toolmw pays for its rows, no other arm does.
 //
-// Ratios are taken within a burst, where the arms shared the machine's
-// conditions; bench/internal/report turns them into trimmed means with
-// their intervals. It writes one line per arm per burst:
+// Two identical bare processes differ by a few % for their whole life (a
+// heap laid out otherwise, threads placed otherwise): with an arm per
+// process (-mode separate, kept to show it) that difference does not
+// shrink with more bursts, and the A/A interval stayed 8-14% wide. In one
+// process the arms share all that, and a step is short (well under a
+// millisecond), so whatever else the machine does changes in the middle of
+// few steps and falls on every arm alike. The worker is started again
+// -generations times, so that one arm's luck in where its objects landed
+// averages out too.
 //
-//	Paired/<case> burst=<n> arm=<arm> cpu-ns/op=<ns> gc-ns/op=<ns> wall-ns/op=<ns> B/op=<bytes>
+// Every round starts from a collected heap, and the worker runs with
+// GOGC=off and GOMEMLIMIT=512MiB by default (above what one round
+// allocates), so no collection falls inside a round: the collection after
+// each round is timed apart (gc-ns/op, shared out by the bytes each arm
+// allocated, which a collector's cost follows under any pacing). The first
+// rounds of each generation warm the arms up and are not written.
+//
+// Ratios are taken within a round; bench/internal/report turns them into
+// trimmed means with their intervals. It writes one line per arm per
+// round (burst):
+//
+//	Paired/<case> burst=<n> arm=<arm> cpu-ns/op=<ns> gc-ns/op=<ns> wall-ns/op=<ns> B/op=<bytes> gen=<generation>
 //
 // which bench/internal/report reads with -paired.
 //
 //	go test -c -o /tmp/bench.test ./bench
-//	go run ./bench/internal/paired -bin /tmp/bench.test -bursts 150 -out bench/results/paired.txt
+//	go run ./bench/internal/paired -bin /tmp/bench.test -bursts 200 -generations 20 -out bench/results/paired.txt
 package main
 
 import (
@@ -79,11 +91,12 @@ var arms = []struct{ name, worker string }{
 
 func main() {
 	bin := flag.String("bin", "", "the compiled bench test binary (go test -c ./bench)")
-	bursts := flag.Int("bursts", 150, "bursts per case")
+	bursts := flag.Int("bursts", 200, "rounds (mixed) or bursts (separate) per case")
 	warmup := flag.Int("warmup", 3, "bursts run first by each generation of workers and not written")
-	generations := flag.Int("generations", 5, "how many times each case's workers are started (the bursts are shared among them)")
+	generations := flag.Int("generations", 20, "how many times each case's workers are started (the bursts are shared among them)")
 	mode := flag.String("mode", "mixed", "mixed: every arm of a case in one worker process; separate: each arm in a process of its own")
-	scale := flag.Float64("scale", 1, "multiplies each case's calls per burst")
+	scale := flag.Float64("scale", 1, "multiplies each case's steps per round (mixed) or calls per burst (separate)")
+	stepCalls := flag.Int("step-calls", 0, "calls per arm in one step of a round (0: each case's own)")
 	only := flag.String("cases", "", "comma-separated case names (all when empty)")
 	out := flag.String("out", "", "file to write the per-burst lines to (stdout when empty)")
 	gogc := flag.String("gogc", "off", "GOGC of every arm's process")
@@ -130,6 +143,10 @@ func main() {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range selected {
 		steps := max(1, int(float64(c.steps)**scale))
+		if *stepCalls > 0 {
+			steps = max(1, steps*c.calls / *stepCalls) // the same calls per round
+			c.calls = *stepCalls
+		}
 		if err := runCase(w, *bin, env, *mode == "mixed", c, steps, *generations, *warmup, *bursts, rng); err != nil {
 			log.Fatalf("paired: %s: %v", c.name, err)
 		}
