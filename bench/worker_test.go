@@ -107,7 +107,7 @@ type pairedCall struct {
 // pairedArms sets up the arms a worker serves: arm alone, or for "mixed"
 // each of pairedMixedArms, each its own server and client. Bursts will be
 // of batch calls.
-func pairedArms(b *testing.B, cs, arm string, batch int) []pairedCall {
+func pairedArms(b testing.TB, cs, arm string, batch int) []pairedCall {
 	if arm != "mixed" {
 		return []pairedCall{pairedArm(b, cs, arm, batch)}
 	}
@@ -129,7 +129,7 @@ func pairedArms(b *testing.B, cs, arm string, batch int) []pairedCall {
 // 200 ms flush interval the rows were written at a moment unrelated to the
 // bursts (in the burst of another arm, or between bursts, where no one paid
 // for them).
-func pairedArm(b *testing.B, cs, arm string, batch int) pairedCall {
+func pairedArm(b testing.TB, cs, arm string, batch int) pairedCall {
 	way := map[string]string{"bare": wayBare, "toolmw": wayToolmw}[arm]
 	if arm == "own" {
 		way = waySDKMW
@@ -332,7 +332,7 @@ func pairedServe(arms []pairedCall, in io.Reader, out io.Writer) error {
 
 // sdkHTTP1 connects one client session to s: over streamable HTTP on
 // loopback when overHTTP, else in memory.
-func sdkHTTP1(b *testing.B, s *mcp.Server, overHTTP bool) *mcp.ClientSession {
+func sdkHTTP1(b testing.TB, s *mcp.Server, overHTTP bool) *mcp.ClientSession {
 	if overHTTP {
 		return sdkHTTP(b, s, 1)[0]
 	}
