@@ -134,25 +134,23 @@ func aaGate(aa ci) ci {
 // A/A to be judged over them too (see generationAA).
 const minGenerations = 5
 
-// generationAA is the A/A ratio of each generation (one worker process):
-// its rounds' CPU summed, bare2's over bare's, in the order the
-// generations first appear. gen is each round's generation.
+// generationAA is the A/A of each generation (one worker process): the
+// trimmed mean of its rounds' bare2/bare ratios, in the order the
+// generations first appear. gen is each round's generation. (Trimmed, not
+// the ratio of sums: a round a spike of other load fell on would move its
+// whole generation.)
 func generationAA(bare, bare2, gen []float64) []float64 {
 	var order []float64
-	sums := map[float64]*[2]float64{}
+	rounds := map[float64][]float64{}
 	for i, g := range gen {
-		s := sums[g]
-		if s == nil {
-			s = new([2]float64)
-			sums[g] = s
+		if _, ok := rounds[g]; !ok {
 			order = append(order, g)
 		}
-		s[0] += bare[i]
-		s[1] += bare2[i]
+		rounds[g] = append(rounds[g], bare2[i]/bare[i])
 	}
 	var q []float64
 	for _, g := range order {
-		q = append(q, sums[g][1]/sums[g][0])
+		q = append(q, newTrimmedCI(rounds[g], trimFraction).mean)
 	}
 	return q
 }
@@ -186,12 +184,12 @@ func judgePaired(name string, arms map[string][]float64, other map[string]map[st
 	// The rounds of one worker process share whatever makes one of its
 	// arms luckier than its twin for the process's life (where its objects
 	// landed); the generations are independent. With enough of them, the
-	// gate holds the A/A over the generations too (the plain mean and its
-	// t interval: each generation's ratio is already an average).
+	// gate holds the A/A over the generations too (their trimmed mean and
+	// its interval, as for the rounds).
 	if gen := other["bare"]["gen"]; len(gen) == len(arms["bare"]) {
 		q := generationAA(arms["bare"], arms["bare2"], gen)
 		if c.generations = len(q); c.generations >= minGenerations {
-			c.aaGen = newTrimmedCI(q, 0)
+			c.aaGen = newTrimmedCI(q, trimFraction)
 			c.gate = widerGate(c.gate, c.aaGen)
 		}
 	}
@@ -241,7 +239,7 @@ func (p *page) headline() {
 		"started again every few rounds so that one arm's luck in where its objects landed averages out. Each ratio is the\n" +
 		"20% trimmed mean over the rounds with its 95% interval (Tukey–McLaughlin), so a round a spike of other load fell on\n" +
 		"cannot move it. **A/A** is the second bare arm over the first: the harness's own error, over the rounds and over\n" +
-		"the worker processes (each process's rounds summed: the rounds of one process share its luck). A verdict is **met**\n" +
+		"the worker processes (each process's trimmed mean: the rounds of one process share its luck). A verdict is **met**\n" +
 		"when the whole interval is inside the target, **missed** when the mean is outside, and **inconclusive** when the A/A\n" +
 		"(the interval centred on 1 that holds both A/A intervals whole: the width column) is wider than half the margin judged\n" +
 		"(1.5% for ≤ 1.03) and the interval does not clear the limit by more than that. The last column is the collection\n" +
