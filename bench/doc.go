@@ -25,9 +25,10 @@
 //   - BenchmarkGrowth: chain length 1 to 16, argument and result size
 //     100 B to 1 MB, concurrency 1 to 64.
 //   - bench/internal/paired (in bench/run): the end-to-end verdicts, on
-//     CPU per call with each arm (bare twice, the SDK's own middleware,
-//     toolmw) in a long-lived process of its own (BenchmarkPairedWorker),
-//     alternated in short bursts; ratios paired per burst.
+//     CPU per call, every arm (bare twice, the SDK's own middleware,
+//     toolmw) in one long-lived worker process (BenchmarkPairedWorker),
+//     alternated in steps of a few calls; ratios paired per round of
+//     steps, the worker started again every few rounds.
 //   - BenchmarkABCPU (not in bench/run): the A/B harness for a
 //     change inside an adapter, CPU time per call of toolmw and two bare
 //     servers, for alternating two builds on a shared machine.

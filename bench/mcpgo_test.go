@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
 )
 
@@ -32,24 +33,35 @@ func mcpgoServer(tb testing.TB, way string, handler server.ToolHandlerFunc) *ser
 // mcpgoServerDrain is mcpgoServer, and the drain of its async audit writer
 // (see sdkServerDrain).
 func mcpgoServerDrain(tb testing.TB, way string, handler server.ToolHandlerFunc) (*server.MCPServer, func()) {
+	switch way {
+	case wayToolmw:
+		mw, w := fullChainSlog(tb)
+		return mcpgoServerWith(tb, way, handler, mw), closer(w)
+	case wayToolmwSync:
+		return mcpgoServerWith(tb, way, handler, fullChainSyncSlog()), func() {}
+	}
+	return mcpgoServerWith(tb, way, handler, nil), func() {}
+}
+
+// mcpgoServerWith is an mcp-go server with handler as its echo tool, run
+// way; the toolmw ways install mw.
+func mcpgoServerWith(tb testing.TB, way string, handler server.ToolHandlerFunc, mw toolctx.Middleware) *server.MCPServer {
 	var opts []server.ServerOption
-	drain := func() {}
 	switch way {
 	case wayMCPGoMW:
 		opts = append(opts, server.WithRecovery(), server.WithLogger(discardLogger()))
-	case wayToolmw:
-		mw, w := fullChainSlog(tb)
+	case wayToolmw, wayToolmwSync:
+		if mw == nil {
+			tb.Fatalf("way %q: no middleware", way)
+		}
 		opts = append(opts, mcpgo.ServerOption(mw))
-		drain = closer(w)
-	case wayToolmwSync:
-		opts = append(opts, mcpgo.ServerOption(fullChainSyncSlog()))
 	case wayBare:
 	default:
 		tb.Fatalf("unknown way %q", way)
 	}
 	s := server.NewMCPServer("bench", "0", opts...)
 	s.AddTool(mcp.NewTool("echo", mcp.WithString("q")), handler)
-	return s, drain
+	return s
 }
 
 func mcpgoEcho(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -80,25 +80,36 @@ func sdkServer(tb testing.TB, way string, tr toolctx.Transport) *mcp.Server {
 // writes what its async audit writer has queued; a no-op for the ways
 // without one.
 func sdkServerDrain(tb testing.TB, way string, tr toolctx.Transport) (*mcp.Server, func()) {
+	switch way {
+	case wayToolmw:
+		mw, w := fullChainSlog(tb)
+		return sdkServerWith(tb, way, tr, mw), closer(w)
+	case wayToolmwSync:
+		return sdkServerWith(tb, way, tr, fullChainSyncSlog()), func() {}
+	}
+	return sdkServerWith(tb, way, tr, nil), func() {}
+}
+
+// sdkServerWith is a go-sdk server with one typed echo tool, run way; the
+// toolmw ways install mw.
+func sdkServerWith(tb testing.TB, way string, tr toolctx.Transport, mw toolctx.Middleware) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoOut, error) {
 		return nil, echoOut{Answer: in.Q}, nil
 	})
-	drain := func() {}
 	switch way {
 	case waySDKMW:
 		s.AddReceivingMiddleware(sdkRecoverLog(discardLogger()))
-	case wayToolmw:
-		mw, w := fullChainSlog(tb)
+	case wayToolmw, wayToolmwSync:
+		if mw == nil {
+			tb.Fatalf("way %q: no middleware", way)
+		}
 		mcpsdk.Install(s, mw, mcpsdk.WithTransport(tr))
-		drain = closer(w)
-	case wayToolmwSync:
-		mcpsdk.Install(s, fullChainSyncSlog(), mcpsdk.WithTransport(tr))
 	case wayBare:
 	default:
 		tb.Fatalf("unknown way %q", way)
 	}
-	return s, drain
+	return s
 }
 
 func sdkClient() *mcp.Client {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"log/slog"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -17,36 +19,56 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
-// pairedWorkerEnv names the arm a BenchmarkPairedWorker process serves,
-// as "<case>/<arm>": sdk-in-memory, sdk-http, mcpgo-in-process or
-// mcpgo-http; bare, own or toolmw.
+// pairedWorkerEnv names what a BenchmarkPairedWorker process serves, as
+// "<case>/<arm>": sdk-in-memory, sdk-http, mcpgo-in-process or mcpgo-http;
+// bare, own or toolmw, or mixed (every arm of the case in this one
+// process: bare, a second bare, own and toolmw, in that order).
 const pairedWorkerEnv = "TOOLMW_PAIRED_WORKER"
 
-// BenchmarkPairedWorker is one arm of bench/internal/paired: a long-lived
-// process that sets up one server and its client, then runs bursts of
-// calls when told to, so that the arms of a case, each in a process of its
-// own, can alternate in short bursts without a process start (or a cold
-// heap) per burst. It reads commands from file descriptor 3 and answers
-// on descriptor 4 (see pairedServe); run without TOOLMW_PAIRED_WORKER it
-// drives itself through one short burst of every arm of every case, a
-// check that the workers bench/internal/paired starts can serve.
+// pairedBatchEnv is the number of calls in every burst the worker will be
+// asked for (see pairedArm: toolmw's audit writer writes one batch of that
+// size per burst).
+const pairedBatchEnv = "TOOLMW_PAIRED_BATCH"
+
+// pairedMixedArms are the arms of a mixed worker, in the order its "run"
+// command numbers them.
+var pairedMixedArms = []string{"bare", "bare", "own", "toolmw"}
+
+// BenchmarkPairedWorker is bench/internal/paired's worker: a long-lived
+// process that sets up the servers of one case and their clients once,
+// then runs bursts of calls when told to, so that the arms can alternate
+// in short bursts without a process start (or a cold heap) per burst. It
+// serves one arm, or every arm of the case at once (mixed): then the arms
+// alternate inside one process, and what makes one process cheaper than
+// another for its whole life (its heap's layout, its threads' placement)
+// falls on all of them alike. It reads commands from file descriptor 3 and
+// answers on descriptor 4 (see pairedServe); run without
+// TOOLMW_PAIRED_WORKER it drives itself through short bursts of every arm
+// of every case, a check that the workers bench/internal/paired starts can
+// serve.
 func BenchmarkPairedWorker(b *testing.B) {
 	spec := os.Getenv(pairedWorkerEnv)
 	if spec == "" {
 		for _, cs := range []string{"sdk-in-memory", "sdk-http", "mcpgo-in-process", "mcpgo-http"} {
-			for _, arm := range []string{"bare", "own", "toolmw"} {
+			for _, arm := range []string{"bare", "own", "toolmw", "mixed"} {
 				b.Run(cs+"/"+arm, func(b *testing.B) {
-					call := pairedArm(b, cs, arm)
-					in := strings.NewReader("run 3\nfor 1ms\nquit\n")
+					// Bursts of 3 calls; a mixed round of 2 steps of 3 calls
+					// each is one batch of toolmw's writer.
+					batch, cmds := 3, "run 3\nrun 3\nquit\n"
+					if arm == "mixed" {
+						batch, cmds = 6, "round 3 2 7\nrun 3 0\nround 3 2 8\nquit\n"
+					}
+					arms := pairedArms(b, cs, arm, batch)
 					var out strings.Builder
-					if err := pairedServe(call, in, &out); err != nil {
+					if err := pairedServe(arms, strings.NewReader(cmds), &out); err != nil {
 						b.Fatal(err)
 					}
-					if got := strings.Count(out.String(), "cpu-ns="); got != 2 {
-						b.Fatalf("%s/%s answered %d bursts of 2:\n%s", cs, arm, got, out.String())
+					if got, want := strings.Count(out.String(), "cpu-ns="), strings.Count(cmds, "run")+len(arms)*strings.Count(cmds, "round"); got != want {
+						b.Fatalf("%s/%s answered %d bursts of %d:\n%s", cs, arm, got, want, out.String())
 					}
 				})
 			}
@@ -57,20 +79,57 @@ func BenchmarkPairedWorker(b *testing.B) {
 	if !ok {
 		b.Fatalf("%s=%q: want <case>/<arm>", pairedWorkerEnv, spec)
 	}
-	call := pairedArm(b, cs, arm)
+	batch, err := strconv.Atoi(os.Getenv(pairedBatchEnv))
+	if err != nil || batch < 1 {
+		b.Fatalf("%s=%q: want the calls per burst, ≥ 1", pairedBatchEnv, os.Getenv(pairedBatchEnv))
+	}
+	arms := pairedArms(b, cs, arm, batch)
 	in, out := os.NewFile(3, "commands"), os.NewFile(4, "answers")
 	if in == nil || out == nil {
 		b.Fatal("BenchmarkPairedWorker: descriptors 3 and 4 are not open (run it through bench/internal/paired)")
 	}
 	defer in.Close()
 	defer out.Close()
-	if err := pairedServe(call, in, out); err != nil {
+	if err := pairedServe(arms, in, out); err != nil {
 		b.Fatal(err)
 	}
 }
 
-// pairedArm sets up one arm of one case and returns one call through it.
-func pairedArm(b *testing.B, cs, arm string) func() {
+// pairedCall is one arm of a worker: call makes one call through it, and
+// settle, told how many calls the burst made, returns once the work they
+// left behind is done (the audit writer has written their rows), or an
+// error after a few seconds.
+type pairedCall struct {
+	call   func()
+	settle func(calls int) error
+}
+
+// pairedArms sets up the arms a worker serves: arm alone, or for "mixed"
+// each of pairedMixedArms, each its own server and client. Bursts will be
+// of batch calls.
+func pairedArms(b testing.TB, cs, arm string, batch int) []pairedCall {
+	if arm != "mixed" {
+		return []pairedCall{pairedArm(b, cs, arm, batch)}
+	}
+	var arms []pairedCall
+	for _, a := range pairedMixedArms {
+		arms = append(arms, pairedArm(b, cs, a, batch))
+	}
+	return arms
+}
+
+// pairedArm sets up one arm of one case.
+//
+// toolmw's audit writer is the full chain's (audit.NewAsync into a slog
+// sink, Drop), with one difference: its batch is batch rows (the calls of
+// a burst, or of a round's steps) and it flushes on nothing else, so the
+// rows are written in one batch as soon as the last call has emitted its
+// row, and settle waits for that. The arm is thus charged for writing its
+// own rows, all of them, and no other arm is charged any: with the default
+// 200 ms flush interval the rows were written at a moment unrelated to the
+// bursts (in the burst of another arm, or between bursts, where no one paid
+// for them).
+func pairedArm(b testing.TB, cs, arm string, batch int) pairedCall {
 	way := map[string]string{"bare": wayBare, "toolmw": wayToolmw}[arm]
 	if arm == "own" {
 		way = waySDKMW
@@ -79,7 +138,34 @@ func pairedArm(b *testing.B, cs, arm string) func() {
 		}
 	}
 	if way == "" {
-		b.Fatalf("paired worker: no arm %q (bare, own, toolmw)", arm)
+		b.Fatalf("paired worker: no arm %q (bare, own, toolmw, mixed)", arm)
+	}
+	var mw toolctx.Middleware
+	settle := func(int) error { return nil }
+	if way == wayToolmw {
+		w := newAsync(b, audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil)), audit.AsyncConfig{
+			Policy: audit.Drop, BatchSize: batch, QueueSize: max(batch, 8192), FlushInterval: time.Hour,
+		})
+		mw = fullChain(w).Middleware()
+		var emitted uint64
+		settle = func(n int) error {
+			emitted += uint64(n)
+			if emitted%uint64(batch) != 0 {
+				return nil // the batch is not full yet: nothing is written
+			}
+			for deadline := time.Now().Add(5 * time.Second); ; {
+				st := w.Stats()
+				switch {
+				case st.Dropped > 0:
+					return fmt.Errorf("paired worker: the audit writer dropped %d rows", st.Dropped)
+				case st.Written == emitted:
+					return nil
+				case time.Now().After(deadline):
+					return fmt.Errorf("paired worker: the audit writer has written %d rows of %d after 5 s", st.Written, emitted)
+				}
+				time.Sleep(20 * time.Microsecond)
+			}
+		}
 	}
 	switch cs {
 	case "sdk-in-memory", "sdk-http":
@@ -87,12 +173,12 @@ func pairedArm(b *testing.B, cs, arm string) func() {
 		if cs == "sdk-http" {
 			tr = toolctx.TransportStreamableHTTP
 		}
-		s := sdkServer(b, way, tr)
+		s := sdkServerWith(b, way, tr, mw)
 		cs0 := sdkHTTP1(b, s, cs == "sdk-http")
 		p := echoParams()
-		return func() { sdkCall(b, cs0, p) }
+		return pairedCall{func() { sdkCall(b, cs0, p) }, settle}
 	case "mcpgo-in-process", "mcpgo-http":
-		s := mcpgoServer(b, way, mcpgoEcho)
+		s := mcpgoServerWith(b, way, mcpgoEcho, mw)
 		var c *client.Client
 		if cs == "mcpgo-http" {
 			c = mcpgoHTTP(b, s, 1)[0]
@@ -100,79 +186,145 @@ func pairedArm(b *testing.B, cs, arm string) func() {
 			c = mcpgoInProcess(b, s)
 		}
 		req := mcpgoRequest(map[string]any{"q": "hello"})
-		return func() { mcpgoCall(b, c, req) }
+		return pairedCall{func() { mcpgoCall(b, c, req) }, settle}
 	}
 	b.Fatalf("paired worker: no case %q", cs)
-	return nil
+	return pairedCall{}
 }
 
 // pairedServe answers the commands of bench/internal/paired, one a line:
 //
-//	run N   N calls, then a forced collection; answers
-//	        "cpu-ns=C gc-ns=G wall-ns=W alloc-B=A": the process's CPU time
-//	        (every thread) over the calls, the CPU time of the collection
-//	        after them, the wall time of the calls, and the bytes they
-//	        allocated
-//	for D   calls until D (a time.Duration) has passed, then the same
-//	        collection; answers the same with "calls=K " in front
-//	quit    (or the end of the input) returns
+//	run N [K]         N calls on arm K (0 when not given), then a forced
+//	                  collection; answers "cpu-ns=C gc-ns=G wall-ns=W
+//	                  alloc-B=A": the process's CPU time (every thread) over
+//	                  the calls and until the arm has settled (its audit rows
+//	                  written), the CPU time of the collection after them,
+//	                  the wall time of the calls, and the bytes they allocated
+//	round N STEPS SEED every arm, STEPS times, N calls each time, the arms in
+//	                  a new random order each step (math/rand/v2's PCG seeded
+//	                  with SEED), then one forced collection; answers one
+//	                  such line per arm, in the arms' order, its figures
+//	                  summed over the steps and the collection shared out by
+//	                  the bytes each arm allocated
+//	quit              (or the end of the input) returns
 //
-// The collection after a burst (and one before the first) means each
-// burst starts from the same heap, none inherits another's garbage, and (with GOGC=off and a
-// memory limit above what a burst allocates) no collection falls inside
-// one: a collection's cost follows the live heap, not the burst, and one
-// falling into some bursts and not others is most of their spread. The
-// collection after the burst is timed on its own (gc-ns).
-func pairedServe(call func(), in io.Reader, out io.Writer) error {
+// A round pairs the arms at a fine grain: an arm's N calls take a fraction
+// of a millisecond, so whatever else the machine does (another process on
+// the core's sibling, a cold cache after a preemption) changes in the
+// middle of few of them, and falls on every arm alike over the steps.
+//
+// The collection after a burst or round (and one before the first) means
+// each starts from the same heap, none inherits another's garbage, and
+// (with GOGC=off and a memory limit above what one allocates) no
+// collection falls inside one: a collection's cost follows the live heap,
+// not the burst, and one falling into some bursts and not others is most
+// of their spread. It is timed on its own (gc-ns).
+func pairedServe(arms []pairedCall, in io.Reader, out io.Writer) error {
 	sc := bufio.NewScanner(in)
 	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	first := true
-	for sc.Scan() {
-		cmd, arg, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
-		switch cmd {
-		case "quit":
-			return nil
-		case "run", "for":
-		default:
-			return fmt.Errorf("paired worker: unknown command %q", sc.Text())
-		}
-		n, err := strconv.Atoi(arg)
-		d, derr := time.ParseDuration(arg)
-		switch {
-		case cmd == "run" && (err != nil || n < 1):
-			return fmt.Errorf("paired worker: run %q: want a count of calls ≥ 1", arg)
-		case cmd == "for" && (derr != nil || d <= 0):
-			return fmt.Errorf("paired worker: for %q: want a duration > 0", arg)
-		}
-		if first {
-			runtime.GC()
-			first = false
-		}
+	runtime.GC()
+	type figures struct{ cpu, wall, alloc int64 }
+	// burst is n calls on arm a, its figures added to f.
+	burst := func(a pairedCall, n int, f *figures) error {
 		metrics.Read(allocs)
 		a0 := allocs[0].Value.Uint64()
 		c0, w0 := processCPU(), time.Now()
-		if cmd == "run" {
-			for range n {
-				call()
-			}
-		} else {
-			for n = 0; n == 0 || time.Since(w0) < d; n++ {
-				call()
-			}
+		for range n {
+			a.call()
 		}
 		wall := time.Since(w0)
+		if err := a.settle(n); err != nil {
+			return err
+		}
 		metrics.Read(allocs)
-		c1 := processCPU()
+		f.cpu += processCPU() - c0
+		f.wall += wall.Nanoseconds()
+		f.alloc += int64(allocs[0].Value.Uint64() - a0)
+		return nil
+	}
+	// collect collects the heap and answers for figs, sharing the
+	// collection out by the bytes allocated.
+	collect := func(figs []figures) error {
+		c0 := processCPU()
 		runtime.GC()
-		c2 := processCPU()
-		if cmd == "for" {
-			if _, err := fmt.Fprintf(out, "calls=%d ", n); err != nil {
+		gc := processCPU() - c0
+		var total int64
+		for _, f := range figs {
+			total += f.alloc
+		}
+		for _, f := range figs {
+			share := gc / int64(len(figs))
+			if total > 0 {
+				share = int64(float64(gc) * float64(f.alloc) / float64(total))
+			}
+			if _, err := fmt.Fprintf(out, "cpu-ns=%d gc-ns=%d wall-ns=%d alloc-B=%d\n", f.cpu, share, f.wall, f.alloc); err != nil {
 				return err
 			}
 		}
-		if _, err := fmt.Fprintf(out, "cpu-ns=%d gc-ns=%d wall-ns=%d alloc-B=%d\n",
-			c1-c0, c2-c1, wall.Nanoseconds(), allocs[0].Value.Uint64()-a0); err != nil {
-			return err
+		return nil
+	}
+	count := func(arg string) (int, error) {
+		n, err := strconv.Atoi(arg)
+		if err != nil || n < 1 {
+			return 0, fmt.Errorf("paired worker: %q: want a count ≥ 1", arg)
+		}
+		return n, nil
+	}
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 1 && f[0] == "quit":
+			return nil
+		case (len(f) == 2 || len(f) == 3) && f[0] == "run":
+			n, err := count(f[1])
+			if err != nil {
+				return err
+			}
+			k := 0
+			if len(f) == 3 {
+				if k, err = strconv.Atoi(f[2]); err != nil || k < 0 || k >= len(arms) {
+					return fmt.Errorf("paired worker: run %s %q: want an arm from 0 to %d", f[1], f[2], len(arms)-1)
+				}
+			}
+			var fig figures
+			if err := burst(arms[k], n, &fig); err != nil {
+				return err
+			}
+			if err := collect([]figures{fig}); err != nil {
+				return err
+			}
+		case len(f) == 4 && f[0] == "round":
+			n, err := count(f[1])
+			if err != nil {
+				return err
+			}
+			steps, err := count(f[2])
+			if err != nil {
+				return err
+			}
+			seed, err := strconv.ParseUint(f[3], 10, 64)
+			if err != nil {
+				return fmt.Errorf("paired worker: round seed %q: %v", f[3], err)
+			}
+			rng := rand.New(rand.NewPCG(seed, 1))
+			order := make([]int, len(arms))
+			for i := range order {
+				order[i] = i
+			}
+			figs := make([]figures, len(arms))
+			for range steps {
+				rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+				for _, k := range order {
+					if err := burst(arms[k], n, &figs[k]); err != nil {
+						return err
+					}
+				}
+			}
+			if err := collect(figs); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("paired worker: unknown command %q (run N [arm], round N STEPS SEED, quit)", sc.Text())
 		}
 	}
 	return sc.Err()
@@ -180,7 +332,7 @@ func pairedServe(call func(), in io.Reader, out io.Writer) error {
 
 // sdkHTTP1 connects one client session to s: over streamable HTTP on
 // loopback when overHTTP, else in memory.
-func sdkHTTP1(b *testing.B, s *mcp.Server, overHTTP bool) *mcp.ClientSession {
+func sdkHTTP1(b testing.TB, s *mcp.Server, overHTTP bool) *mcp.ClientSession {
 	if overHTTP {
 		return sdkHTTP(b, s, 1)[0]
 	}

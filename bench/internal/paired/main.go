@@ -1,34 +1,46 @@
 // Command paired measures toolmw's end-to-end cost against the bare SDKs
-// on CPU time, each arm in a process of its own, so that the verdicts can
-// decide on a shared machine.
+// on CPU time, so that the verdicts can decide on a shared machine.
 //
-// For each case (an SDK and a transport) it starts four long-lived worker
-// processes of the bench test binary (BenchmarkPairedWorker): bare, a
-// second bare (bare2, the A/A control), the SDK's own recover-and-log
-// middleware (own) and toolmw's full chain. Each sets up its server and
-// client once and then runs bursts of calls when told to over a pipe, so
-// that no burst pays for a process start or a cold heap. A burst runs
-// every arm once, one after the other in a new random order, for a fixed
-// number of calls; an arm's figure is its process's CPU time (every
-// thread: client, server, the audit writer) over the calls, per call.
-// Every burst starts from a collected heap, and every process has the same
-// collector settings (GOGC=off, GOMEMLIMIT=512MiB by default, above what
-// one burst allocates), so no collection falls inside a burst and no arm
-// pays for another's garbage or gets other pacing: the collection after
-// each burst is timed apart (gc-ns/op) and the bytes allocated, which a
-// collector's cost follows under any pacing, are written next to it. The
-// first bursts warm the arms up and are not written.
+// For each case (an SDK and a transport) it starts a long-lived worker
+// process of the bench test binary (BenchmarkPairedWorker) that serves
+// four arms, each its own server and client: bare, a second bare (bare2,
+// the A/A control), the SDK's own recover-and-log middleware (own) and
+// toolmw's full chain. The worker sets them up once and then runs rounds
+// when told to over a pipe, so that no round pays for a process start or
+// a cold heap. A round runs every arm a number of times (steps) for a few
+// calls each, in a new random order each step, and then collects the heap;
+// an arm's figure is the process's CPU time (every thread: client, server,
+// the audit writer) over its calls of the round, per call. toolmw's audit
+// writer takes the round's rows as one batch and the arm waits for it to
+// be written: toolmw pays for its rows, no other arm does.
 //
-// Ratios are taken within a burst, where the arms shared the machine's
-// conditions; bench/internal/report turns them into trimmed means with
-// their intervals. It writes one line per arm per burst:
+// Two identical bare processes differ by a few % for their whole life (a
+// heap laid out otherwise, threads placed otherwise): with an arm per
+// process (-mode separate, kept to show it) that difference does not
+// shrink with more bursts, and the A/A interval stayed 8-14% wide. In one
+// process the arms share all that, and a step is short (well under a
+// millisecond), so whatever else the machine does changes in the middle of
+// few steps and falls on every arm alike. The worker is started again
+// -generations times, so that one arm's luck in where its objects landed
+// averages out too.
 //
-//	Paired/<case> burst=<n> arm=<arm> cpu-ns/op=<ns> gc-ns/op=<ns> wall-ns/op=<ns> B/op=<bytes>
+// Every round starts from a collected heap, and the worker runs with
+// GOGC=off and GOMEMLIMIT=512MiB by default (above what one round
+// allocates), so no collection falls inside a round: the collection after
+// each round is timed apart (gc-ns/op, shared out by the bytes each arm
+// allocated, which a collector's cost follows under any pacing). The first
+// rounds of each generation warm the arms up and are not written.
+//
+// Ratios are taken within a round; bench/internal/report turns them into
+// trimmed means with their intervals. It writes one line per arm per
+// round (burst):
+//
+//	Paired/<case> burst=<n> arm=<arm> cpu-ns/op=<ns> gc-ns/op=<ns> wall-ns/op=<ns> B/op=<bytes> gen=<generation>
 //
 // which bench/internal/report reads with -paired.
 //
 //	go test -c -o /tmp/bench.test ./bench
-//	go run ./bench/internal/paired -bin /tmp/bench.test -bursts 150 -out bench/results/paired.txt
+//	go run ./bench/internal/paired -bin /tmp/bench.test -bursts 200 -generations 20 -out bench/results/paired.txt
 package main
 
 import (
@@ -50,21 +62,23 @@ import (
 	"time"
 )
 
-// A pairedCase is one SDK and transport and how many calls one burst
-// makes on each arm.
+// A pairedCase is one SDK and transport: how many calls an arm makes in
+// one go, and (mixed) how many times a round runs every arm so.
 type pairedCase struct {
-	name  string
-	calls int
+	name         string
+	calls, steps int
 }
 
 var cases = []pairedCase{
-	// About 30 ms of calls per arm on a quiet 2-core machine: short enough
-	// that the four arms of a burst share the machine's load, long enough
-	// that the collection closing each burst is a small part of it.
-	{"sdk-in-memory", 120},
-	{"sdk-http", 100},
-	{"mcpgo-in-process", 600},
-	{"mcpgo-http", 120},
+	// mixed: a step is about 0.4 ms of calls per arm on a quiet 2-core
+	// machine, short enough that the arms of a step share the machine's
+	// conditions, and a round about 20 ms per arm, long enough that the
+	// collection closing it is a small part of it. separate: a burst is
+	// calls×steps/4 calls per arm, about 5 ms.
+	{"sdk-in-memory", 2, 64},
+	{"sdk-http", 2, 48},
+	{"mcpgo-in-process", 8, 48},
+	{"mcpgo-http", 2, 48},
 }
 
 // arms of every burst: the name written and the worker's arm.
@@ -77,14 +91,12 @@ var arms = []struct{ name, worker string }{
 
 func main() {
 	bin := flag.String("bin", "", "the compiled bench test binary (go test -c ./bench)")
-	bursts := flag.Int("bursts", 150, "bursts per case")
-	warmup := flag.Int("warmup", 3, "bursts run first by each generation of workers and not written")
-	generations := flag.Int("generations", 5, "how many times each case's workers are started (the bursts are shared among them)")
-	// At load 13-18 on 2 cores the per-burst A/A spread read 0.16-0.33
-	// this way against 0.11-0.17 one after the other: kept for quiet
-	// machines, not the default.
-	window := flag.Duration("window", 0, "run the arms of a burst at the same time for this long each (0: one after the other, for the case's calls)")
-	scale := flag.Float64("scale", 1, "multiplies each case's calls per burst")
+	bursts := flag.Int("bursts", 200, "rounds (mixed) or bursts (separate) per case")
+	warmup := flag.Int("warmup", 2, "rounds (bursts) run first by each generation of workers and not written: the first calls' one-time work")
+	generations := flag.Int("generations", 20, "how many times each case's workers are started (the bursts are shared among them)")
+	mode := flag.String("mode", "mixed", "mixed: every arm of a case in one worker process; separate: each arm in a process of its own")
+	scale := flag.Float64("scale", 1, "multiplies each case's steps per round (mixed) or calls per burst (separate)")
+	stepCalls := flag.Int("step-calls", 0, "calls per arm in one step of a round (0: each case's own)")
 	only := flag.String("cases", "", "comma-separated case names (all when empty)")
 	out := flag.String("out", "", "file to write the per-burst lines to (stdout when empty)")
 	gogc := flag.String("gogc", "off", "GOGC of every arm's process")
@@ -96,6 +108,9 @@ func main() {
 	}
 	if *generations < 1 || *generations > *bursts {
 		log.Fatalf("paired: -generations %d: want 1 to -bursts (%d)", *generations, *bursts)
+	}
+	if *mode != "mixed" && *mode != "separate" {
+		log.Fatalf("paired: -mode %q: want mixed or separate", *mode)
 	}
 	if *bursts < 2 {
 		log.Fatalf("paired: -bursts %d: at least 2 are needed for an interval", *bursts)
@@ -127,123 +142,139 @@ func main() {
 	// A fixed seed: the same sequence of orders in every run.
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range selected {
-		calls := max(1, int(float64(c.calls)**scale))
-		if err := runCase(w, *bin, env, c.name, calls, *window, *generations, *warmup, *bursts, rng); err != nil {
+		steps := max(1, int(float64(c.steps)**scale))
+		if *stepCalls > 0 {
+			steps = max(1, steps*c.calls / *stepCalls) // the same calls per round
+			c.calls = *stepCalls
+		}
+		if err := runCase(w, *bin, env, *mode == "mixed", c, steps, *generations, *warmup, *bursts, rng); err != nil {
 			log.Fatalf("paired: %s: %v", c.name, err)
 		}
 	}
 }
 
-// runCase starts the case's four workers, runs warmup+bursts bursts and
-// writes the bursts after the warm-up.
+// runCase starts the case's workers, runs warmup+bursts bursts and writes
+// the bursts after the warm-up.
 //
-// With window > 0 the four arms of a burst run at the same time, each for
-// window of wall-clock time, instead of one after the other for calls calls.
+// mixed: one worker process serves every arm (each its own server and
+// client), and a burst is one round of that worker: steps times every arm
+// for c.calls calls, in a new random order each time. Otherwise each arm
+// has a process of its own, and a burst runs each arm once, in a new
+// random order, for c.calls×steps/4 calls (about as many calls per arm and
+// burst as a round's, in a quarter of them).
 //
 // The workers are started again generations times in all; each generation
 // warms up for warmup bursts, which are not written.
-func runCase(w io.Writer, bin string, env []string, name string, calls int, window time.Duration, generations, warmup, bursts int, rng *rand.Rand) error {
+func runCase(w io.Writer, bin string, env []string, mixed bool, c pairedCase, steps, generations, warmup, bursts int, rng *rand.Rand) error {
 	start := time.Now()
-	ws := make([]*worker, len(arms))
+	calls := c.calls * steps // per arm and burst
+	if !mixed {
+		calls = max(1, calls/4)
+	}
+	env = append(slices.Clone(env), "TOOLMW_PAIRED_BATCH="+strconv.Itoa(calls))
+	var procs []*worker
 	defer func() {
-		for _, wk := range ws {
-			if wk != nil {
-				_ = wk.stop()
-			}
+		for _, wk := range procs {
+			_ = wk.stop()
 		}
 	}()
-	// spawn (re)starts the four workers: each generation of processes
-	// gets its own heap layout and placement, so that what makes one
-	// process cheaper than its twin for its whole life averages out over
-	// the generations instead of biasing every burst alike.
+	// spawn (re)starts the workers: each generation of processes gets its
+	// own heap layout and placement, so that what makes one process (or
+	// one arm's objects) cheaper than its twin for its whole life averages
+	// out over the generations instead of biasing every burst alike.
 	spawn := func() error {
-		for i, wk := range ws {
-			if wk != nil {
-				if err := wk.stop(); err != nil {
-					return err
-				}
-				ws[i] = nil
+		for _, wk := range procs {
+			if err := wk.stop(); err != nil {
+				return err
 			}
 		}
-		for i, a := range arms {
-			wk, err := startWorker(bin, env, name+"/"+a.worker)
+		procs = procs[:0]
+		if mixed {
+			wk, err := startWorker(bin, env, c.name+"/mixed")
+			if err != nil {
+				return err
+			}
+			procs = append(procs, wk)
+			return nil
+		}
+		for _, a := range arms {
+			wk, err := startWorker(bin, env, c.name+"/"+a.worker)
 			if err != nil {
 				return fmt.Errorf("arm %s: %w", a.name, err)
 			}
-			ws[i] = wk
+			procs = append(procs, wk)
 		}
 		return nil
 	}
-	per := (bursts + generations - 1) / generations
+	// burst runs one burst and returns each arm's figures.
 	order := make([]int, len(arms))
 	for i := range order {
 		order[i] = i
 	}
+	burst := func() ([]burst, error) {
+		got := make([]burst, len(arms))
+		if mixed {
+			wk := procs[0]
+			if err := wk.send(fmt.Sprintf("round %d %d %d", c.calls, steps, rng.Uint64())); err != nil {
+				return nil, err
+			}
+			for j := range arms {
+				r, err := wk.answer()
+				if err != nil {
+					return nil, fmt.Errorf("arm %s: %w", arms[j].name, err)
+				}
+				got[j] = r
+			}
+			return got, nil
+		}
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, j := range order {
+			err := procs[j].send("run " + strconv.Itoa(calls))
+			r, err2 := procs[j].answer()
+			if err = cmp.Or(err, err2); err != nil {
+				return nil, fmt.Errorf("arm %s: %w", arms[j].name, err)
+			}
+			got[j] = r
+		}
+		return got, nil
+	}
+	per := (bursts + generations - 1) / generations
 	var aa, tm []float64
-	written := 0
+	written, gen := 0, -1
 	for b := 0; written < bursts; b++ {
 		gb := b % (warmup + per) // the burst's place in its generation
 		if gb == 0 {
 			if err := spawn(); err != nil {
 				return err
 			}
+			gen++
 		}
-		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		got := make([]burst, len(arms))
-		if window > 0 {
-			// All arms at once, over the same wall-clock window.
-			for _, j := range order {
-				if err := ws[j].send("for " + window.String()); err != nil {
-					return fmt.Errorf("burst %d arm %s: %w", b, arms[j].name, err)
-				}
-			}
-			for _, j := range order {
-				r, err := ws[j].answer(true)
-				if err != nil {
-					return fmt.Errorf("burst %d arm %s: %w", b, arms[j].name, err)
-				}
-				got[j] = r
-			}
-		} else {
-			for _, j := range order {
-				err := ws[j].send("run " + strconv.Itoa(calls))
-				r, err2 := ws[j].answer(false)
-				if err = cmp.Or(err, err2); err != nil {
-					return fmt.Errorf("burst %d arm %s: %w", b, arms[j].name, err)
-				}
-				r.calls = float64(calls)
-				got[j] = r
-			}
+		got, err := burst()
+		if err != nil {
+			return fmt.Errorf("burst %d: %w", b, err)
 		}
 		if gb < warmup {
 			continue
 		}
 		written++
+		n := float64(calls)
 		for j, a := range arms {
 			r := got[j]
-			n := r.calls
-			fmt.Fprintf(w, "Paired/%s burst=%d arm=%s cpu-ns/op=%.1f gc-ns/op=%.1f wall-ns/op=%.1f B/op=%.0f\n",
-				name, written-1, a.name, r.cpu/n, r.gc/n, r.wall/n, r.alloc/n)
+			fmt.Fprintf(w, "Paired/%s burst=%d arm=%s cpu-ns/op=%.1f gc-ns/op=%.1f wall-ns/op=%.1f B/op=%.0f gen=%d\n",
+				c.name, written-1, a.name, r.cpu/n, r.gc/n, r.wall/n, r.alloc/n, gen)
 		}
-		per := func(j int) float64 { return got[j].cpu / got[j].calls }
-		aa = append(aa, per(1)/per(0))
-		tm = append(tm, per(3)/((per(0)+per(1))/2))
+		aa = append(aa, got[1].cpu/got[0].cpu)
+		tm = append(tm, got[3].cpu/((got[0].cpu+got[1].cpu)/2))
 	}
-	for i, wk := range ws {
-		if err := wk.stop(); err != nil {
-			return err
-		}
-		ws[i] = nil
-	}
-	log.Printf("%s: %d bursts × %d calls in %s: median A/A %.3f, toolmw/bare %.3f (the report gives the intervals)",
-		name, bursts, calls, time.Since(start).Round(time.Second), median(aa), median(tm))
+	log.Printf("%s: %d bursts × %d calls per arm in %d generations, %s: median A/A %.3f, toolmw/bare %.3f (the report gives the intervals)",
+		c.name, bursts, calls, gen+1, time.Since(start).Round(time.Second), median(aa), median(tm))
 	return nil
 }
 
 // burst is one arm's answer to one burst: CPU time (the closing
 // collection included), the collection's share, wall time and bytes
 // allocated, for the whole burst.
-type burst struct{ calls, cpu, gc, wall, alloc float64 }
+type burst struct{ cpu, gc, wall, alloc float64 }
 
 // worker is one arm's BenchmarkPairedWorker process and its pipes.
 type worker struct {
@@ -303,23 +334,14 @@ func (w *worker) send(cmd string) error {
 	return err
 }
 
-// answer reads the worker's answer to a burst; withCalls when the burst
-// was a "for" one, whose answer starts with its count of calls.
-func (w *worker) answer(withCalls bool) (burst, error) {
+// answer reads the worker's answer to a burst.
+func (w *worker) answer() (burst, error) {
 	line, err := w.out.ReadString('\n')
 	if err != nil {
 		return burst{}, fmt.Errorf("no answer (%v); the worker's output:\n%s", err, w.log.String())
 	}
 	var r burst
-	rest := line
-	if withCalls {
-		var calls string
-		calls, rest, _ = strings.Cut(line, " ")
-		if r.calls, err = strconv.ParseFloat(strings.TrimPrefix(calls, "calls="), 64); err != nil || r.calls < 1 {
-			return burst{}, fmt.Errorf("answer %q: no count of calls", line)
-		}
-	}
-	if _, err := fmt.Sscanf(rest, "cpu-ns=%g gc-ns=%g wall-ns=%g alloc-B=%g", &r.cpu, &r.gc, &r.wall, &r.alloc); err != nil {
+	if _, err := fmt.Sscanf(line, "cpu-ns=%g gc-ns=%g wall-ns=%g alloc-B=%g", &r.cpu, &r.gc, &r.wall, &r.alloc); err != nil {
 		return burst{}, fmt.Errorf("answer %q: %v", line, err)
 	}
 	return r, nil

@@ -191,3 +191,51 @@ func TestPairedReadsTheExtraFigures(t *testing.T) {
 	_, err = parsePaired(strings.NewReader("Paired/x burst=0 arm=bare cpu-ns/op=3 gc-ns/op\n"))
 	assert.ErrorContains(t, err, "line 1")
 }
+
+func TestPairedGateHoldsTheGenerations(t *testing.T) {
+	// 8 worker processes of 10 rounds each: within a process bare2 is
+	// tightly 3% above or below bare (one arm luckier for the process's
+	// life): pooled, the rounds look centred and narrower than they are,
+	// as if 80 rounds were 80 independent figures; the generations are 8.
+	var b strings.Builder
+	round := 0
+	for g := range 8 {
+		off := 0.97
+		if g%2 == 1 {
+			off = 1.03
+		}
+		for i := range 10 {
+			j := 1 + 0.001*float64(i%3)
+			for _, a := range []struct {
+				arm string
+				v   float64
+			}{{"bare", 1000}, {"bare2", 1000 * off * j}, {"own", 1100}, {"toolmw", 1010}} {
+				fmt.Fprintf(&b, "Paired/sdk-http burst=%d arm=%s cpu-ns/op=%.2f gen=%d\n", round, a.arm, a.v, g)
+			}
+			round++
+		}
+	}
+	pr, err := parsePaired(strings.NewReader(b.String()))
+	require.NoError(t, err)
+	c := judgePaired("sdk-http", pr.cpu["sdk-http"], pr.other["sdk-http"])
+	assert.Equal(t, 8, c.generations)
+	assert.InDelta(t, 1.0, c.aaGen.mean, 0.002, "the generations average out")
+	rounds := aaGate(c.aa)
+	assert.Greater(t, c.gate.width(), 2*rounds.width(), "the gate holds the spread of the generations' A/A, wider than the rounds'")
+	assert.Greater(t, c.gate.width(), 0.05, "eight processes ±3%% apart")
+	assert.Contains(t, c.bareVerdict, verdictInconclusive, "processes 3% apart cannot decide 1.01 against 1.03")
+
+	// The same rounds in too few generations: judged on the rounds alone.
+	assert.InDeltaSlice(t, []float64{1.1, 0.9}, generationAA([]float64{1, 1, 2}, []float64{1.1, 1.1, 1.8}, []float64{0, 0, 1}), 1e-9)
+	// One round a spike fell on does not move its generation.
+	q := generationAA([]float64{1, 1, 1, 1, 1}, []float64{1, 1, 1, 1, 9}, []float64{0, 0, 0, 0, 0})
+	assert.InDelta(t, 1, q[0], 1e-9, "the generation's A/A is trimmed")
+}
+
+func TestWiderGate(t *testing.T) {
+	g := widerGate(ci{mean: 1, lo: 0.99, hi: 1.01, n: 100}, ci{mean: 1.01, lo: 0.995, hi: 1.025, n: 10})
+	assert.InDelta(t, 0.975, g.lo, 1e-9, "centred on 1, holding the generations' interval")
+	assert.InDelta(t, 1.025, g.hi, 1e-9)
+	same := ci{mean: 1, lo: 0.99, hi: 1.01, n: 100}
+	assert.Equal(t, same, widerGate(same, ci{mean: 1, lo: math.NaN(), hi: math.NaN(), n: 1}), "no interval over the generations: the gate stays")
+}
