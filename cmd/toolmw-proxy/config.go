@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/toolmw/toolmw/serve"
 )
 
 // Config is the configuration file's schema (YAML, or JSON, which the same
@@ -91,6 +93,10 @@ type AuditConfig struct {
 	// Spool is the directory where rows wait while the store is down
 	// (default: the SQLite path + ".spool", or toolmw-audit.spool).
 	Spool string `yaml:"spool"`
+	// Durability is when a call is answered (-audit-durability): memory
+	// (the default: once its row is queued) or disk (once it is fsync'd
+	// in the spool). See docs/proxy.md for what each loses.
+	Durability string `yaml:"durability"`
 }
 
 // TimeoutsConfig holds the calls' deadlines.
@@ -351,6 +357,11 @@ func (v *validator) check(c *Config) {
 	}
 	if c.Audit.PostgresEnv != "" && !envName.MatchString(c.Audit.PostgresEnv) {
 		v.failf([]any{"audit", "postgres_env"}, "audit.postgres_env: %q is not a variable name", c.Audit.PostgresEnv)
+	}
+	if c.Audit.Durability != "" {
+		if _, err := serve.ParseDurability(c.Audit.Durability); err != nil {
+			v.failf([]any{"audit", "durability"}, "audit.durability: %v", err)
+		}
 	}
 	if c.Timeouts.Call < 0 {
 		v.failf([]any{"timeouts", "call"}, "timeouts.call must be positive, not %v", c.Timeouts.Call)
