@@ -42,6 +42,7 @@ type config struct {
 	maxSessions     int
 	telemetry       telemetryConfig // telemetry.go
 	fleet           fleetConfig     // fleet.go
+	access          accessConfig    // access.go
 }
 
 // usageError is a bad command line: exit status 2.
@@ -69,6 +70,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.sessionIdle, "session-idle-timeout", 5*time.Minute, "how long a stateful session may go without a request before the server closes it (its client must then start a new one)")
 	addTelemetryFlags(fs, &cfg.telemetry)
 	addFleetFlags(fs, &cfg.fleet)
+	addAccessFlags(fs, &cfg.access)
 	fs.IntVar(&cfg.maxSessions, "max-sessions", 1000, "the most stateful sessions open at once; a client that would open one more gets HTTP 503 (no limit with -stateless, where no session outlives its request)")
 	return fs
 }
@@ -125,6 +127,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, err
 	}
 	if err := cfg.fleet.check(); err != nil {
+		return cfg, err
+	}
+	if err := cfg.access.check(); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -202,7 +207,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer calls.Cancel()
 	d := &demo{cfg: cfg, w: al.Emitter(), calls: calls, tel: tel, logger: logger, sdkLogger: logs.sdkLogger,
 		where: al.Where(), stdin: stdin, stdout: stdout, stderr: stderr,
-		guards: cfg.fleet.guards(guardStore, logger, cfg.slowTimeout)}
+		guards: cfg.fleet.guards(guardStore, logger, cfg.slowTimeout, cfg.access.maybeObserve)}
 	if d.server, err = d.newServer(); err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
@@ -238,7 +243,7 @@ func (d *demo) newServer() (*mcp.Server, error) {
 	}
 	server, err := stack.NewServer(stack.ServerConfig{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
 		SlowTimeout: d.cfg.slowTimeout, Transport: transport, Outer: []toolctx.Middleware{d.tel.middleware(), d.calls.Track},
-		Guards: d.guards})
+		Guards: d.guards, Access: d.cfg.access.guard()})
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +257,7 @@ func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 	var active atomic.Int64 // requests other than the long-lived GET streams
 	handler, err := serve.Handler(serve.HTTPConfig{Name: "toolmw demo", Server: d.server, Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
 		Stateless: d.cfg.stateless, SessionIdle: d.cfg.sessionIdle, MaxSessions: d.cfg.maxSessions,
-		WriteTimeout: d.cfg.writeTimeout, Active: &active})
+		WriteTimeout: d.cfg.writeTimeout, Active: &active, Authenticate: d.cfg.access.authenticate(d.logger)})
 	if err != nil {
 		return fail(d.stderr, 1, "%v", err)
 	}
