@@ -17,21 +17,23 @@ import (
 // first: OpenTelemetry (when configured) and the calls in flight, the
 // audit row, diagnostics, Normalize, Recover, then the guards (scopes, rate
 // limits), ScrubSecrets (when configured) and each tool's deadline, next to
-// the forwarding handler.
-func chain(cfg *Config, w audit.Emitter, logger *slog.Logger, outer ...toolctx.Middleware) middleware.Chain {
+// the forwarding handler. With observe: true the guards run in observe
+// mode (middleware.Observe). access is the scope guard (nil without
+// scopes), which tools/list follows (middleware.Visibility).
+func chain(cfg *Config, w audit.Emitter, logger *slog.Logger, access toolctx.Middleware, outer ...toolctx.Middleware) middleware.Chain {
 	ms := append([]toolctx.Middleware(nil), outer...)
 	ms = append(ms, serve.Chain(w, serve.Diagnostics(logger), logger).Middleware())
-	if p, ok := scopePolicy(cfg); ok {
-		ms = append(ms, middleware.RequireScopes(p))
+	if access != nil {
+		ms = append(ms, access)
 	}
 	for _, name := range sortedTools(cfg) {
 		if r := cfg.Tools[name].Rate; r != nil {
 			ms = append(ms, middleware.When(middleware.Tools(name),
-				middleware.RateLimit(middleware.RateLimitConfig{Rate: rate.Limit(r.PerSecond), Burst: r.Burst})))
+				observed(cfg, middleware.RateLimit(middleware.RateLimitConfig{Rate: rate.Limit(r.PerSecond), Burst: r.Burst}))))
 		}
 	}
 	if cfg.Scrub != nil {
-		ms = append(ms, middleware.ScrubSecrets(scrubConfig(cfg.Scrub)))
+		ms = append(ms, observed(cfg, middleware.ScrubSecrets(scrubConfig(cfg.Scrub))))
 	}
 	// Each tool's own deadline, and the default one for the others.
 	var own []string
@@ -52,6 +54,24 @@ func sortedTools(cfg *Config) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// observed is guard, in observe mode when the configuration says so.
+func observed(cfg *Config, guard toolctx.Middleware) toolctx.Middleware {
+	if cfg.Observe {
+		return middleware.Observe(guard)
+	}
+	return guard
+}
+
+// accessGuard is the scope guard of the configuration's scopes (nil when
+// it has none), observed when the configuration says so.
+func accessGuard(cfg *Config) toolctx.Middleware {
+	p, ok := scopePolicy(cfg)
+	if !ok {
+		return nil
+	}
+	return observed(cfg, middleware.RequireScopes(p))
 }
 
 // scopePolicy is the per-tool scope policy, if the configuration has one.

@@ -36,6 +36,11 @@ type Config struct {
 	// Scrub, when set, runs middleware.ScrubSecrets on every result the
 	// upstream sends, its tool feedback included.
 	Scrub *ScrubConfig `yaml:"scrub_secrets"`
+	// Observe runs the guards (scopes, rate limits, scrub_secrets) in
+	// observe mode (middleware.Observe), to roll them out: each decides as
+	// usual and notes would_reject=<guard> on the audit row, but refuses,
+	// changes and hides nothing (tools/list shows every tool).
+	Observe bool `yaml:"observe"`
 	// Auth is the bearer authentication of HTTP clients.
 	Auth AuthConfig `yaml:"auth"`
 	// HTTP configures the streamable HTTP server.

@@ -98,8 +98,12 @@
 //	-upstream URL          the upstream's URL (upstream.url), instead of a command after --
 //	-shutdown-timeout d    how long calls in flight may finish after SIGINT/SIGTERM
 //
-// The guards' observe mode is not configurable yet: it is being added to
-// the middleware package separately, and the file will get its field then.
+// observe: true in the file runs the guards (scopes, rate limits,
+// scrub_secrets) in observe mode (middleware.Observe), to roll them out:
+// each decides as usual and notes would_reject=<guard> on the audit row,
+// and refuses, changes and hides nothing. tools/list follows the scope
+// guard itself (middleware.Visibility): enforced, a caller sees only the
+// tools it may call; observed, every tool.
 //
 // # Why cmd/
 //

@@ -24,6 +24,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
+	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/httpmw"
 	"github.com/toolmw/toolmw/middleware/otelmw"
 	"github.com/toolmw/toolmw/serve"
@@ -220,8 +221,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	p := newProxy(logger)
 	p.httpUpstream = cfg.Upstream.URL != "" && cfg.Upstream.Transport != "sse"
-	if policy, ok := scopePolicy(cfg); ok {
-		p.scopes = &policy
+	access := accessGuard(cfg)
+	if access != nil {
+		p.visibleTo = middleware.Visibility(access)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolmw-proxy", Version: "0.2.0"}, p.clientOptions(sdkLogger))
 	onStart := func(ctx context.Context, g *generation) error {
@@ -229,7 +231,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			// The first generation's capabilities are the proxy's.
 			s := mcp.NewServer(serverInfo(g.session.InitializeResult()), p.serverOptions(g.session.InitializeResult(), sdkLogger))
 			s.AddReceivingMiddleware(p.forward)
-			mcpsdk.Install(s, chain(cfg, al.Emitter(), logger, append(outer, calls.Track)...).Middleware(),
+			mcpsdk.Install(s, chain(cfg, al.Emitter(), logger, access, append(outer, calls.Track)...).Middleware(),
 				mcpsdk.WithTransport(transport), mcpsdk.WithFallbackLogger(logger))
 			p.server.Store(s)
 		}

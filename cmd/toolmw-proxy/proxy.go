@@ -19,7 +19,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -51,9 +50,10 @@ type proxy struct {
 	subsMu sync.Mutex
 	subs   map[string]int // resource URI -> subscribed client sessions
 
-	// scopes, when set, is the per-tool scope policy: tools/list shows a
-	// caller only the tools it may call.
-	scopes *middleware.ScopePolicy
+	// visibleTo, when set, is the scope guard's visibility
+	// (middleware.Visibility): tools/list shows a caller only the tools the
+	// guard would let it call, and every tool when it is observed.
+	visibleTo func(*toolctx.Request) bool
 }
 
 func newProxy(logger *slog.Logger) *proxy {
@@ -429,7 +429,7 @@ func (p *proxy) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) erro
 // the text of an error (see protocolError).
 func (p *proxy) forward(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "tools/list" && p.scopes != nil {
+		if method == "tools/list" && p.visibleTo != nil {
 			res, err := next(ctx, method, req)
 			if list, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				return p.visible(ctx, req, list), nil
@@ -455,24 +455,23 @@ func (p *proxy) forward(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// visible is list without the tools the caller lacks a scope for (the
-// scopes of the bearer token on HTTP, where mcpsdk.ForwardIdentity puts
-// them, or of the identity in the context; none on stdio).
+// visible is list without the tools the scope guard would refuse the
+// caller (the identity of the bearer token on HTTP, where
+// mcpsdk.ForwardIdentity puts it, or the identity in the context; none on
+// stdio).
 func (p *proxy) visible(ctx context.Context, req mcp.Request, list *mcp.ListToolsResult) *mcp.ListToolsResult {
-	var held []string
+	var id *toolctx.Identity
 	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
-		held = extra.TokenInfo.Scopes
-	} else if id := toolctx.IdentityFrom(ctx); id != nil {
-		held = id.Scopes
+		id = &toolctx.Identity{Subject: extra.TokenInfo.UserID, Scopes: slices.Clone(extra.TokenInfo.Scopes)}
+	} else if from := toolctx.IdentityFrom(ctx); from != nil {
+		c := *from
+		c.Scopes = slices.Clone(from.Scopes)
+		id = &c
 	}
 	out := *list
 	out.Tools = make([]*mcp.Tool, 0, len(list.Tools))
 	for _, t := range list.Tools {
-		need, ok := p.scopes.Tools[t.Name]
-		if !ok {
-			need = p.scopes.Default
-		}
-		if !slices.ContainsFunc(need, func(s string) bool { return !slices.Contains(held, s) }) {
+		if p.visibleTo(&toolctx.Request{Tool: t.Name, Identity: id}) {
 			out.Tools = append(out.Tools, t)
 		}
 	}
