@@ -1,5 +1,7 @@
 package main
 
+//lint:file-ignore SA1019 the proxy still forwards sampling (deprecated as of protocol 2026-07-28, SEP-2577) for the upstreams and clients that use it: these tests speak 2025-11-25.
+
 import (
 	"context"
 	"fmt"

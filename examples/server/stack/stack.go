@@ -104,4 +104,3 @@ func AddTools(s *mcp.Server) error {
 		mcpsdk.AddTypedTool(s, &mcp.Tool{Name: "slow", Description: "Works for the given number of seconds; the server gives it a deadline (-slow-timeout)."}, slow),
 	)
 }
-
