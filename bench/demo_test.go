@@ -15,6 +15,7 @@ import (
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/audit/sqlstore"
 	"github.com/toolmw/toolmw/examples/server/stack"
+	"github.com/toolmw/toolmw/serve"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -22,7 +23,7 @@ import (
 // examples/server runs it with its default flags over streamable HTTP
 // (stateful): stack.NewServer's tools and chain with the in-flight tracker
 // outside it (no OpenTelemetry: its flags are off by default),
-// stack.Handler's HTTP middleware, the http.Server's timeouts, and its
+// serve.Handler's HTTP middleware, the http.Server's timeouts, and its
 // audit wiring (examples/server/audit.go): an SQLite store with a local
 // spool behind audit.NewAsync's defaults. Logs go to a text handler into
 // io.Discard. It returns the MCP endpoint's URL.
@@ -39,14 +40,14 @@ func demoServer(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	w := audit.NewAsync(store, audit.AsyncConfig{Spool: spool, FallbackLogger: discardLogger()})
-	calls := stack.NewInFlight()
+	calls := serve.NewInFlight()
 	logger := discardLogger()
 	s, err := stack.NewServer(stack.ServerConfig{Audit: w, Logger: logger, SDKLogger: logger, SlowTimeout: 2 * time.Second,
 		Transport: toolctx.TransportUnknown, Outer: []toolctx.Middleware{calls.Track}})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h, err := stack.Handler(stack.HTTPConfig{Server: s, Audit: w, Logger: logger, SDKLogger: logger,
+	h, err := serve.Handler(serve.HTTPConfig{Name: "toolmw demo", Server: s, Audit: w, Logger: logger, SDKLogger: logger,
 		SessionIdle: 5 * time.Minute, MaxSessions: 1000, WriteTimeout: time.Minute})
 	if err != nil {
 		tb.Fatal(err)

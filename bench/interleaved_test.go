@@ -62,7 +62,7 @@ type arm struct {
 //     flight).
 //   - demo-http-sessions=8: the demo server's own stack (examples/server's
 //     tools, chain, HTTP middleware and SQLite audit store with its spool,
-//     as built by package examples/server/stack: see demoServer) against a bare go-sdk
+//     as built by packages examples/server/stack and serve: see demoServer) against a bare go-sdk
 //     server with the same greet tool registered with mcp.AddTool and the
 //     SDK's streamable HTTP handler with default options; eight sessions
 //     each as above. Arms bare-ns, bare2-ns and demo-ns.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/toolmw/toolmw/serve"
 )
 
 // Config is the configuration file's schema (YAML, or JSON, which the same
@@ -34,6 +36,11 @@ type Config struct {
 	// Scrub, when set, runs middleware.ScrubSecrets on every result the
 	// upstream sends, its tool feedback included.
 	Scrub *ScrubConfig `yaml:"scrub_secrets"`
+	// Observe runs the guards (scopes, rate limits, scrub_secrets) in
+	// observe mode (middleware.Observe), to roll them out: each decides as
+	// usual and notes would_reject=<guard> on the audit row, but refuses,
+	// changes and hides nothing (tools/list shows every tool).
+	Observe bool `yaml:"observe"`
 	// Auth is the bearer authentication of HTTP clients.
 	Auth AuthConfig `yaml:"auth"`
 	// HTTP configures the streamable HTTP server.
@@ -91,6 +98,10 @@ type AuditConfig struct {
 	// Spool is the directory where rows wait while the store is down
 	// (default: the SQLite path + ".spool", or toolmw-audit.spool).
 	Spool string `yaml:"spool"`
+	// Durability is when a call is answered (-audit-durability): memory
+	// (the default: once its row is queued) or disk (once it is fsync'd
+	// in the spool). See docs/proxy.md for what each loses.
+	Durability string `yaml:"durability"`
 }
 
 // TimeoutsConfig holds the calls' deadlines.
@@ -351,6 +362,11 @@ func (v *validator) check(c *Config) {
 	}
 	if c.Audit.PostgresEnv != "" && !envName.MatchString(c.Audit.PostgresEnv) {
 		v.failf([]any{"audit", "postgres_env"}, "audit.postgres_env: %q is not a variable name", c.Audit.PostgresEnv)
+	}
+	if c.Audit.Durability != "" {
+		if _, err := serve.ParseDurability(c.Audit.Durability); err != nil {
+			v.failf([]any{"audit", "durability"}, "audit.durability: %v", err)
+		}
 	}
 	if c.Timeouts.Call < 0 {
 		v.failf([]any{"timeouts", "call"}, "timeouts.call must be positive, not %v", c.Timeouts.Call)

@@ -60,10 +60,10 @@ func TestConfigComplete(t *testing.T) {
 
 	f, err := parseFlags([]string{"-config", "proxy.example.yaml", "-audit-db", "other.db", "--", "my-server", "--flag"}, nil)
 	require.NoError(t, err)
-	merged, dsn, err := settings(f)
+	merged, ac, err := settings(f)
 	require.NoError(t, err)
-	assert.Empty(t, dsn)
-	assert.Equal(t, "other.db", merged.Audit.SQLite, "-audit-db overrides audit.sqlite")
+	assert.Empty(t, ac.Postgres)
+	assert.Equal(t, "other.db", ac.SQLite, "-audit-db overrides audit.sqlite")
 	assert.Equal(t, []string{"my-server", "--flag"}, merged.Upstream.Command, "the command after -- overrides upstream.command")
 	assert.Equal(t, time.Minute, merged.Timeouts.Call, "timeouts.call as the file says")
 }

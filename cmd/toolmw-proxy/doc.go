@@ -88,20 +88,40 @@
 //	-stateless             stateless streamable HTTP
 //	-audit-db path         SQLite audit database (audit.sqlite; default toolmw-audit.db)
 //	-audit-postgres DSN    PostgreSQL audit store (or audit.postgres_env)
+//	-audit-table name      the audit table (audit.table)
+//	-audit-spool dir       where rows wait while the store is down (audit.spool)
+//	-audit-durability m    memory (default) or disk (audit.durability): when a
+//	                       call is answered; see package serve for what each
+//	                       loses on SIGKILL and power loss
+//	-otlp-logs-endpoint URL also send every row over OTLP/HTTP
 //	-config file           the configuration file
 //	-upstream URL          the upstream's URL (upstream.url), instead of a command after --
 //	-shutdown-timeout d    how long calls in flight may finish after SIGINT/SIGTERM
 //
-// The guards' observe mode is not configurable yet: it is being added to
-// the middleware package separately, and the file will get its field then.
+// observe: true in the file runs the guards (scopes, rate limits,
+// scrub_secrets) in observe mode (middleware.Observe), to roll them out:
+// each decides as usual and notes would_reject=<guard> on the audit row,
+// and refuses, changes and hides nothing. tools/list follows the scope
+// guard itself (middleware.Visibility): enforced, a caller sees only the
+// tools it may call; observed, every tool.
 //
 // # Why cmd/
 //
 // It is a program operators install and run as it is (go install
 // github.com/toolmw/toolmw/cmd/toolmw-proxy@latest), with a configuration
 // schema it keeps stable, not a program to read and copy as examples/ are;
-// DESIGN.md names this place for it. It imports examples/server/stack for
-// the HTTP stack the demo serves (its session cap, write deadlines and
-// HTTP audit rows), so that the proxy runs what the demo's tests and the
-// benchmarks measure.
+// DESIGN.md names this place for it. It builds on package serve, as the
+// demo does: the audit flags and their opening, the recommended chain and
+// the HTTP stack (its session cap, write deadlines and HTTP audit rows),
+// so that the proxy runs what the demo's tests and the benchmarks measure.
+//
+// # Sampling and elicitation
+//
+// An upstream's sampling and elicitation requests go to the client whose
+// call they belong to. A streamable HTTP upstream sends each on its call's
+// own response stream, which the proxy follows. A stdio or HTTP+SSE
+// upstream names no call: the proxy asks the one client session with calls
+// in flight, and refuses the request (a JSON-RPC error to the upstream)
+// when several sessions have calls in flight, rather than ask a client
+// whose call it is not.
 package main

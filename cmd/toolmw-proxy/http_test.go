@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/toolctx"
 )
 
 // proxyURL matches the proxy's log line that names its endpoint.
@@ -195,4 +197,42 @@ func TestURLUpstreams(t *testing.T) {
 			assert.Contains(t, p.rows(t, "jsonrpc_error", 1)[0].Message, canary)
 		})
 	}
+}
+
+// TestHTTPObservedScopes: with observe: true the scope guard refuses and
+// hides nothing (tools/list follows the guard through
+// middleware.Visibility), and the row of the call it would have refused
+// notes would_reject=require_scopes.
+func TestHTTPObservedScopes(t *testing.T) {
+	t.Setenv("TOOLMW_PROXY_TEST_TOKEN", "s3cret-token-for-alice")
+	cfg := leakyConfig(t, `observe: true
+tools:
+  env:
+    scopes: [admin]
+auth:
+  tokens:
+    - subject: alice
+      scopes: [read]
+      token_env: TOOLMW_PROXY_TEST_TOKEN
+`)
+	p := &proxied{db: filepath.Join(t.TempDir(), "audit.db")}
+	url, _ := startHTTPProxy(t, "-config", cfg, "-audit-db", p.db, "--", os.Args[0])
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{"s3cret-token-for-alice"}}}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	assert.Contains(t, names, "env", "an observed guard hides nothing")
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "env"})
+	require.NoError(t, err)
+	assert.False(t, res.IsError, "an observed guard refuses nothing")
+	row := p.rows(t, "env", 1)[0]
+	assert.Contains(t, row.Notes, toolctx.Note{Key: middleware.NoteWouldReject, Value: "require_scopes"})
 }

@@ -24,9 +24,10 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
-	"github.com/toolmw/toolmw/examples/server/stack"
+	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/httpmw"
 	"github.com/toolmw/toolmw/middleware/otelmw"
+	"github.com/toolmw/toolmw/serve"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
@@ -41,16 +42,15 @@ func main() {
 // flags is what the command line says; a flag given overrides the
 // configuration file's field.
 type flags struct {
-	addr          string
-	stdio         bool
-	stateless     bool
-	auditDB       string
-	auditPostgres string
-	config        string
-	upstream      string
-	shutdown      time.Duration
-	set           map[string]bool // the flags given
-	command       []string        // after "--"
+	addr      string
+	stdio     bool
+	stateless bool
+	audit     serve.AuditConfig // the audit flags, as every command has them (package serve)
+	config    string
+	upstream  string
+	shutdown  time.Duration
+	set       map[string]bool // the flags given
+	command   []string        // after "--"
 }
 
 // usageError is a bad command line or configuration: exit status 2.
@@ -68,8 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8081", "listen `address` for streamable HTTP at /mcp (host:port; port 0 picks a free one)")
 	fs.BoolVar(&f.stdio, "stdio", false, "serve MCP over stdin/stdout instead of HTTP (logs go to stderr)")
 	fs.BoolVar(&f.stateless, "stateless", false, "stateless streamable HTTP (no Mcp-Session-Id)")
-	fs.StringVar(&f.auditDB, "audit-db", "toolmw-audit.db", "SQLite audit database `path` (created if missing)")
-	fs.StringVar(&f.auditPostgres, "audit-postgres", "", "PostgreSQL audit store `DSN` (overrides -audit-db)")
+	serve.AddAuditFlags(fs, &f.audit) // -audit-db, -audit-postgres, -audit-table, -audit-spool, -audit-durability, -otlp-logs-endpoint
 	fs.StringVar(&f.config, "config", "", "configuration `file` (YAML or JSON; see the package documentation)")
 	fs.StringVar(&f.upstream, "upstream", "", "the upstream's streamable HTTP `URL` (instead of a command after --)")
 	fs.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "how long calls in flight may run after SIGINT/SIGTERM before they are cancelled")
@@ -105,12 +104,12 @@ func slicesContains(s []string, v string) bool {
 
 // settings merges the configuration file with the flags, and checks what
 // only the two together can say.
-func settings(f flags) (*Config, string, error) {
+func settings(f flags) (*Config, serve.AuditConfig, error) {
 	cfg := &Config{}
 	if f.config != "" {
 		c, err := loadConfig(f.config)
 		if err != nil {
-			return nil, "", usageError{err.Error()}
+			return nil, serve.AuditConfig{}, usageError{err.Error()}
 		}
 		cfg = c
 	}
@@ -120,34 +119,55 @@ func settings(f flags) (*Config, string, error) {
 	}
 	if f.set["upstream"] {
 		if len(f.command) > 0 {
-			return nil, "", usageError{"give the upstream as -upstream URL or as a command after --, not both"}
+			return nil, serve.AuditConfig{}, usageError{"give the upstream as -upstream URL or as a command after --, not both"}
 		}
 		cfg.Upstream.URL, cfg.Upstream.Command = f.upstream, nil
 		if u, err := url.Parse(f.upstream); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, "", usageError{fmt.Sprintf("-upstream must be an http:// or https:// URL, not %q", f.upstream)}
+			return nil, serve.AuditConfig{}, usageError{fmt.Sprintf("-upstream must be an http:// or https:// URL, not %q", f.upstream)}
 		}
 	}
 	if len(cfg.Upstream.Command) == 0 && cfg.Upstream.URL == "" {
-		return nil, "", usageError{"no upstream: put its command after -- (toolmw-proxy -- npx -y @modelcontextprotocol/server-everything), or pass -upstream URL"}
+		return nil, serve.AuditConfig{}, usageError{"no upstream: put its command after -- (toolmw-proxy -- npx -y @modelcontextprotocol/server-everything), or pass -upstream URL"}
 	}
-	if f.set["audit-db"] || cfg.Audit.SQLite == "" {
-		cfg.Audit.SQLite = f.auditDB
-	}
-	dsn := f.auditPostgres
-	if dsn == "" && cfg.Audit.PostgresEnv != "" {
-		dsn = os.Getenv(cfg.Audit.PostgresEnv)
-		if dsn == "" {
-			return nil, "", usageError{fmt.Sprintf("audit.postgres_env names $%s, which is empty", cfg.Audit.PostgresEnv)}
-		}
-	}
-	if dsn == "" && cfg.Audit.SQLite == "" {
-		return nil, "", usageError{"-audit-db must name a file (or pass -audit-postgres)"}
+	ac, err := auditSettings(f, cfg.Audit)
+	if err != nil {
+		return nil, serve.AuditConfig{}, err
 	}
 	if !f.stdio && !isLoopbackAddr(f.addr) && len(cfg.Auth.Tokens) == 0 {
-		return nil, "", usageError{fmt.Sprintf("-addr %s is not a loopback address: configure auth.tokens first (the proxy does not serve unauthenticated clients beyond this machine)", f.addr)}
+		return nil, serve.AuditConfig{}, usageError{fmt.Sprintf("-addr %s is not a loopback address: configure auth.tokens first (the proxy does not serve unauthenticated clients beyond this machine)", f.addr)}
 	}
 	cfg.withDefaults()
-	return cfg, dsn, nil
+	return cfg, ac, nil
+}
+
+// auditSettings is the audit store the flags and the file's audit section
+// name together: a flag given overrides its field of the file.
+func auditSettings(f flags, file AuditConfig) (serve.AuditConfig, error) {
+	ac := f.audit
+	ac.Settings = serve.AuditSettings{SQLite: "-audit-db or audit.sqlite", Postgres: "-audit-postgres or audit.postgres_env",
+		Table: "-audit-table or audit.table", Spool: "-audit-spool or audit.spool"}
+	if !f.set["audit-db"] && file.SQLite != "" {
+		ac.SQLite = file.SQLite
+	}
+	if !f.set["audit-postgres"] && file.PostgresEnv != "" {
+		ac.Postgres = os.Getenv(file.PostgresEnv)
+		if ac.Postgres == "" {
+			return ac, usageError{fmt.Sprintf("audit.postgres_env names $%s, which is empty", file.PostgresEnv)}
+		}
+	}
+	if !f.set["audit-table"] && file.Table != "" {
+		ac.Table = file.Table
+	}
+	if !f.set["audit-spool"] && file.Spool != "" {
+		ac.Spool = file.Spool
+	}
+	if !f.set["audit-durability"] && file.Durability != "" {
+		ac.Durability, _ = serve.ParseDurability(file.Durability) // checked by the file's validator
+	}
+	if err := ac.Check(); err != nil {
+		return ac, usageError{err.Error()}
+	}
+	return ac, nil
 }
 
 // fail prints the one-line error the operator reads, and returns the status.
@@ -168,7 +188,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return fail(stderr, 2, "%v", err)
 	}
-	cfg, dsn, err := settings(f)
+	cfg, ac, err := settings(f)
 	if err != nil {
 		return fail(stderr, 2, "%v", err)
 	}
@@ -182,7 +202,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		defer ln.Close()
 	}
-	al, err := openAudit(ctx, cfg.Audit, dsn, logger)
+	al, err := serve.OpenAudit(ctx, ac, logger)
 	if err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
@@ -193,15 +213,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer closeTelemetry(logger)
 
-	calls := stack.NewInFlight()
+	calls := serve.NewInFlight()
 	defer calls.Cancel()
 	transport := toolctx.TransportUnknown // streamable HTTP is detected per call
 	if f.stdio {
 		transport = toolctx.TransportStdio
 	}
 	p := newProxy(logger)
-	if policy, ok := scopePolicy(cfg); ok {
-		p.scopes = &policy
+	p.httpUpstream = cfg.Upstream.URL != "" && cfg.Upstream.Transport != "sse"
+	access := accessGuard(cfg)
+	if access != nil {
+		p.visibleTo = middleware.Visibility(access)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolmw-proxy", Version: "0.2.0"}, p.clientOptions(sdkLogger))
 	onStart := func(ctx context.Context, g *generation) error {
@@ -209,7 +231,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			// The first generation's capabilities are the proxy's.
 			s := mcp.NewServer(serverInfo(g.session.InitializeResult()), p.serverOptions(g.session.InitializeResult(), sdkLogger))
 			s.AddReceivingMiddleware(p.forward)
-			mcpsdk.Install(s, chain(cfg, al.w, logger, append(outer, calls.Track)...).Middleware(),
+			mcpsdk.Install(s, chain(cfg, al.Emitter(), logger, access, append(outer, calls.Track)...).Middleware(),
 				mcpsdk.WithTransport(transport), mcpsdk.WithFallbackLogger(logger))
 			p.server.Store(s)
 		}
@@ -223,7 +245,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer up.Close()
 
 	if f.stdio {
-		return serveStdio(ctx, p.server.Load(), calls, f.shutdown, al.where, logger, stdin, stdout, stderr)
+		return serveStdio(ctx, p.server.Load(), calls, f.shutdown, al.Where(), logger, stdin, stdout, stderr)
 	}
 	return serveHTTP(ctx, ln, p.server.Load(), cfg, f, calls, al, logger, sdkLogger, stderr)
 }
@@ -282,7 +304,7 @@ func telemetry(ctx context.Context, c TelemetryConfig) ([]toolctx.Middleware, fu
 
 // serveStdio serves one MCP session over stdin/stdout until the client
 // closes stdin or ctx ends.
-func serveStdio(ctx context.Context, server *mcp.Server, calls *stack.InFlight, grace time.Duration, where string,
+func serveStdio(ctx context.Context, server *mcp.Server, calls *serve.InFlight, grace time.Duration, where string,
 	logger *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
 	logger.Info("toolmw-proxy on stdio", "audit", where)
 	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
@@ -311,17 +333,17 @@ func serveStdio(ctx context.Context, server *mcp.Server, calls *stack.InFlight, 
 // serveHTTP serves streamable HTTP at /mcp (and HTTP+SSE at /sse) with the
 // demo's HTTP stack (package stack), behind the Host and Origin checks and,
 // when configured, bearer authentication.
-func serveHTTP(ctx context.Context, ln net.Listener, server *mcp.Server, cfg *Config, f flags, calls *stack.InFlight,
-	al *auditLog, logger, sdkLogger *slog.Logger, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, ln net.Listener, server *mcp.Server, cfg *Config, f flags, calls *serve.InFlight,
+	al *serve.AuditLog, logger, sdkLogger *slog.Logger, stderr io.Writer) int {
 	const writeTimeout = 10 * time.Minute // the calls' own deadlines come first
 	var active atomic.Int64
-	o := stack.HTTPConfig{Server: server, Audit: al.w, Logger: logger, SDKLogger: sdkLogger, Stateless: f.stateless,
+	o := serve.HTTPConfig{Name: "toolmw-proxy", Server: server, Audit: al.Emitter(), Logger: logger, SDKLogger: sdkLogger, Stateless: f.stateless,
 		SessionIdle: cfg.HTTP.SessionIdle, MaxSessions: cfg.HTTP.MaxSessions, WriteTimeout: writeTimeout, Active: &active}
 	if len(cfg.Auth.Tokens) > 0 {
-		o.Authenticate = httpmw.Authenticate(tokenVerifier(cfg.Auth.Tokens), httpmw.WithDiagnostics(stack.Diagnostics(logger)),
+		o.Authenticate = httpmw.Authenticate(tokenVerifier(cfg.Auth.Tokens), httpmw.WithDiagnostics(serve.Diagnostics(logger)),
 			httpmw.WithFallbackLogger(logger), httpmw.WithRealm("toolmw-proxy"))
 	}
-	h, err := stack.Handler(o)
+	h, err := serve.Handler(o)
 	if err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
@@ -339,7 +361,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, server *mcp.Server, cfg *Co
 		mode = "stateless"
 	}
 	logger.Info("toolmw-proxy: serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "mode", mode,
-		"upstream", describeUpstream(cfg.Upstream), "audit", al.where)
+		"upstream", describeUpstream(cfg.Upstream), "audit", al.Where())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -19,7 +19,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -41,15 +40,20 @@ type proxy struct {
 	progressSeq atomic.Int64
 	progress    sync.Map // upstream progress token (string) -> *progressRoute (progress.go)
 
-	callsMu sync.Mutex
-	calls   []*inFlight // the calls in flight, oldest first
+	callsMu  sync.Mutex
+	calls    []*inFlight // the calls in flight, oldest first
+	routeSeq atomic.Int64
+	// httpUpstream: the upstream is streamable HTTP, whose requests to a
+	// client travel on their call's stream (route.go).
+	httpUpstream bool
 
 	subsMu sync.Mutex
 	subs   map[string]int // resource URI -> subscribed client sessions
 
-	// scopes, when set, is the per-tool scope policy: tools/list shows a
-	// caller only the tools it may call.
-	scopes *middleware.ScopePolicy
+	// visibleTo, when set, is the scope guard's visibility
+	// (middleware.Visibility): tools/list shows a caller only the tools the
+	// guard would let it call, and every tool when it is observed.
+	visibleTo func(*toolctx.Request) bool
 }
 
 func newProxy(logger *slog.Logger) *proxy {
@@ -225,12 +229,14 @@ func (p *proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		}()
 		params.SetProgressToken(up)
 	}
+	upctx := ctx
 	if req.Session != nil {
-		c := &inFlight{session: req.Session, ctx: ctx}
+		c := &inFlight{session: req.Session, ctx: ctx, key: p.newRouteKey()}
 		p.enter(c)
 		defer p.leave(c)
+		upctx = context.WithValue(ctx, routeKey{}, c.key) // reaches the POST (route.go)
 	}
-	res, err := g.session.CallTool(ctx, params)
+	res, err := g.session.CallTool(upctx, params)
 	if err == nil {
 		return res, nil
 	}
@@ -269,15 +275,17 @@ func forwardMeta(m mcp.Meta) mcp.Meta {
 	return out
 }
 
-// inFlight is a call in flight: its client session, and its context, in
-// which the SDK sends a request to the client on that call's own stream.
+// inFlight is a call in flight: its client session, its context, in
+// which the SDK sends a request to the client on that call's own stream,
+// and its route key (route.go).
 type inFlight struct {
 	session *mcp.ServerSession
 	ctx     context.Context
+	key     string
 }
 
 // enter and leave track the calls in flight, for routing the upstream's
-// requests (sampling, elicitation), which name no call.
+// requests (sampling, elicitation) to their call (route.go).
 func (p *proxy) enter(c *inFlight) {
 	p.callsMu.Lock()
 	p.calls = append(p.calls, c)
@@ -295,54 +303,28 @@ func (p *proxy) leave(c *inFlight) {
 	}
 }
 
-// route is where an upstream request goes: the session of the call in
-// flight that started last, in a context that carries that call's (so that
-// the SDK sends the request on the call's own stream, as the upstream did)
-// and ends with the upstream's request; or the only session. The returned
-// cancel must be called.
-func (p *proxy) route(ctx context.Context) (*mcp.ServerSession, context.Context, context.CancelFunc, error) {
-	p.callsMu.Lock()
-	if n := len(p.calls); n > 0 {
-		c := p.calls[n-1]
-		p.callsMu.Unlock()
-		cctx, cancel := context.WithCancel(c.ctx)
-		stop := context.AfterFunc(ctx, cancel)
-		return c.session, cctx, func() { stop(); cancel() }, nil
-	}
-	p.callsMu.Unlock()
-	noClient := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the proxy has no client to ask"}
-	server := p.server.Load()
-	if server == nil {
-		return nil, nil, nil, noClient
-	}
-	var only *mcp.ServerSession
-	n := 0
-	for s := range server.Sessions() {
-		only = s
-		n++
-	}
-	if n != 1 {
-		return nil, nil, nil, noClient
-	}
-	return only, ctx, func() {}, nil
-}
-
 func (p *proxy) createMessage(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	s, ctx, cancel, err := p.route(ctx)
+	params := *r.Params
+	var key string
+	params.Meta, key = p.takeRoute(params.Meta)
+	s, ctx, cancel, err := p.route(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
-	return s.CreateMessage(ctx, r.Params)
+	return s.CreateMessage(ctx, &params)
 }
 
 func (p *proxy) elicit(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	s, ctx, cancel, err := p.route(ctx)
+	params := *r.Params
+	var key string
+	params.Meta, key = p.takeRoute(params.Meta)
+	s, ctx, cancel, err := p.route(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
-	return s.Elicit(ctx, r.Params)
+	return s.Elicit(ctx, &params)
 }
 
 func (p *proxy) elicitationComplete(ctx context.Context, r *mcp.ElicitationCompleteNotificationRequest) {
@@ -447,7 +429,7 @@ func (p *proxy) unsubscribe(ctx context.Context, r *mcp.UnsubscribeRequest) erro
 // the text of an error (see protocolError).
 func (p *proxy) forward(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "tools/list" && p.scopes != nil {
+		if method == "tools/list" && p.visibleTo != nil {
 			res, err := next(ctx, method, req)
 			if list, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				return p.visible(ctx, req, list), nil
@@ -473,24 +455,23 @@ func (p *proxy) forward(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// visible is list without the tools the caller lacks a scope for (the
-// scopes of the bearer token on HTTP, where mcpsdk.ForwardIdentity puts
-// them, or of the identity in the context; none on stdio).
+// visible is list without the tools the scope guard would refuse the
+// caller (the identity of the bearer token on HTTP, where
+// mcpsdk.ForwardIdentity puts it, or the identity in the context; none on
+// stdio).
 func (p *proxy) visible(ctx context.Context, req mcp.Request, list *mcp.ListToolsResult) *mcp.ListToolsResult {
-	var held []string
+	var id *toolctx.Identity
 	if extra := req.GetExtra(); extra != nil && extra.TokenInfo != nil {
-		held = extra.TokenInfo.Scopes
-	} else if id := toolctx.IdentityFrom(ctx); id != nil {
-		held = id.Scopes
+		id = &toolctx.Identity{Subject: extra.TokenInfo.UserID, Scopes: slices.Clone(extra.TokenInfo.Scopes)}
+	} else if from := toolctx.IdentityFrom(ctx); from != nil {
+		c := *from
+		c.Scopes = slices.Clone(from.Scopes)
+		id = &c
 	}
 	out := *list
 	out.Tools = make([]*mcp.Tool, 0, len(list.Tools))
 	for _, t := range list.Tools {
-		need, ok := p.scopes.Tools[t.Name]
-		if !ok {
-			need = p.scopes.Default
-		}
-		if !slices.ContainsFunc(need, func(s string) bool { return !slices.Contains(held, s) }) {
+		if p.visibleTo(&toolctx.Request{Tool: t.Name, Identity: id}) {
 			out.Tools = append(out.Tools, t)
 		}
 	}

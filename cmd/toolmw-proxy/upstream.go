@@ -285,7 +285,9 @@ func (u *upstream) connectCommand(ctx context.Context, n int) (*generation, func
 
 // connectURL opens an MCP session to the URL.
 func (u *upstream) connectURL(ctx context.Context, n int) (*generation, func() error, error) {
-	hc := &http.Client{Transport: progressRoundTripper{next: http.DefaultTransport, saw: u.sawProgress}}
+	// Progress is counted, and the requests to a client marked with their
+	// call (route.go), as the bytes come off each stream.
+	hc := &http.Client{Transport: progressRoundTripper{next: routeRoundTripper{next: http.DefaultTransport}, saw: u.sawProgress}}
 	var t mcp.Transport = &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: hc}
 	if u.cfg.Transport == "sse" {
 		t = &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: hc}

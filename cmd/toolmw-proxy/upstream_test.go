@@ -30,6 +30,8 @@ const (
 	roleLeaky     = "leaky"
 	roleLeakyHTTP = "leaky-http"
 	roleLeakySSE  = "leaky-sse"
+	roleAsker     = "asker"      // route_test.go, over stdio
+	roleAskerHTTP = "asker-http" // route_test.go, on streamable HTTP
 )
 
 // The leaky upstream's secrets: canary is in every raw error it returns;
@@ -53,8 +55,16 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "leaky upstream:", err)
 		}
 		os.Exit(0)
-	case roleLeakyHTTP, roleLeakySSE:
+	case roleAsker:
+		if err := askerServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, "asker upstream:", err)
+		}
+		os.Exit(0)
+	case roleLeakyHTTP, roleLeakySSE, roleAskerHTTP:
 		s := leakyServer()
+		if os.Getenv(roleEnv) == roleAskerHTTP {
+			s = askerServer()
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "leaky upstream:", err)

@@ -71,8 +71,9 @@ func (c *fleetConfig) check() error {
 
 // guards are the demo's guards, on st when it is not nil, in the order
 // they run: the rate limit first (a rejected call takes no slot), then the
-// bulkhead, then the cache.
-func (c *fleetConfig) guards(st *redisstore.Store, logger *slog.Logger, slowTimeout time.Duration) []toolctx.Middleware {
+// bulkhead, then the cache. observe wraps the rate limit and the bulkhead
+// (access.go: under -observe, middleware.Observe); the cache is no guard.
+func (c *fleetConfig) guards(st *redisstore.Store, logger *slog.Logger, slowTimeout time.Duration, observe func(toolctx.Middleware) toolctx.Middleware) []toolctx.Middleware {
 	policy := func(name string) middleware.StorePolicy {
 		return middleware.StorePolicy{Name: name, Timeout: c.redisTimeout, OnError: storeDiagnostics(logger)}
 	}
@@ -82,14 +83,14 @@ func (c *fleetConfig) guards(st *redisstore.Store, logger *slog.Logger, slowTime
 		if st != nil {
 			cfg.Store, cfg.StorePolicy = st, policy("demo-rate")
 		}
-		out = append(out, middleware.RateLimit(cfg))
+		out = append(out, observe(middleware.RateLimit(cfg)))
 	}
 	if c.bulkhead > 0 {
 		cfg := middleware.BulkheadConfig{Limit: c.bulkhead, MaxWait: slowTimeout}
 		if st != nil {
 			cfg.Store, cfg.StorePolicy = st, policy("demo-slow")
 		}
-		out = append(out, middleware.When(middleware.Tools("slow"), middleware.Bulkhead(cfg)))
+		out = append(out, middleware.When(middleware.Tools("slow"), observe(middleware.Bulkhead(cfg))))
 	}
 	if c.cacheTTL > 0 {
 		cfg := middleware.CacheConfig{TTL: c.cacheTTL}

@@ -18,8 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolmw/toolmw/audit"
-	"github.com/toolmw/toolmw/audit/sqlstore"
 	"github.com/toolmw/toolmw/examples/server/stack"
+	"github.com/toolmw/toolmw/serve"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -31,12 +31,7 @@ type config struct {
 	addr            string
 	stdio           bool
 	stateless       bool
-	auditDB         string
-	auditPostgres   string
-	auditTable      string
-	auditSpool      string
-	auditDurability durabilityFlag // audit.go
-	otlpLogs        string         // audit.go
+	audit           serve.AuditConfig
 	logFile         string
 	slowTimeout     time.Duration
 	shutdownTimeout time.Duration
@@ -47,6 +42,7 @@ type config struct {
 	maxSessions     int
 	telemetry       telemetryConfig // telemetry.go
 	fleet           fleetConfig     // fleet.go
+	access          accessConfig    // access.go
 }
 
 // usageError is a bad command line: exit status 2.
@@ -59,11 +55,12 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "listen `address` for streamable HTTP (host:port; port 0 picks a free one)")
 	fs.BoolVar(&cfg.stdio, "stdio", false, "serve MCP over stdin/stdout instead of HTTP (logs go to stderr)")
 	fs.BoolVar(&cfg.stateless, "stateless", false, "stateless streamable HTTP (no Mcp-Session-Id, no server-to-client requests)")
-	fs.StringVar(&cfg.auditDB, "audit-db", "toolmw-audit.db", "SQLite audit database `path` (created if missing)")
-	fs.StringVar(&cfg.auditPostgres, "audit-postgres", "", "PostgreSQL audit store `DSN` (overrides -audit-db; also $"+PostgresEnv+")")
-	fs.StringVar(&cfg.auditTable, "audit-table", "", "audit table `name` (default "+sqlstore.DefaultTable+")")
-	fs.StringVar(&cfg.auditSpool, "audit-spool", "", "local `directory` where audit rows wait while the store is down (default: the -audit-db path + .spool, or toolmw-audit.spool with PostgreSQL)")
-	fs.Var(&cfg.auditDurability, "audit-durability", "when a call is answered: `memory` (its row is queued; SIGKILL loses up to the queue) or disk (its row is fsync'd in the spool first; nothing answered is lost)")
+	// The audit store, its spool, -audit-durability and
+	// -otlp-logs-endpoint: the same flags as every toolmw command that
+	// serves calls (package serve).
+	serve.AddAuditFlags(fs, &cfg.audit)
+	fs.Lookup("audit-postgres").Usage += "; also $" + PostgresEnv
+	cfg.audit.Settings = serve.AuditSettings{Postgres: "-audit-postgres or $" + PostgresEnv}
 	fs.StringVar(&cfg.logFile, "log-file", "", "also write the log as JSON lines to this `file` (appended; stderr keeps the text lines)")
 	fs.DurationVar(&cfg.slowTimeout, "slow-timeout", 2*time.Second, "deadline of the slow tool (the Timeout interceptor)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls may run after SIGINT/SIGTERM before they are cancelled")
@@ -72,8 +69,8 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive HTTP connection stays open")
 	fs.DurationVar(&cfg.sessionIdle, "session-idle-timeout", 5*time.Minute, "how long a stateful session may go without a request before the server closes it (its client must then start a new one)")
 	addTelemetryFlags(fs, &cfg.telemetry)
-	addOTLPLogsFlag(fs, &cfg.otlpLogs)
 	addFleetFlags(fs, &cfg.fleet)
+	addAccessFlags(fs, &cfg.access)
 	fs.IntVar(&cfg.maxSessions, "max-sessions", 1000, "the most stateful sessions open at once; a client that would open one more gets HTTP 503 (no limit with -stateless, where no session outlives its request)")
 	return fs
 }
@@ -120,19 +117,19 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if cfg.writeTimeout <= cfg.slowTimeout {
 		return cfg, usageError{fmt.Sprintf("-write-timeout (%v) must be longer than -slow-timeout (%v), or the slow tool's answer would be cut off", cfg.writeTimeout, cfg.slowTimeout)}
 	}
-	if cfg.auditPostgres == "" {
-		cfg.auditPostgres = os.Getenv(PostgresEnv)
+	if cfg.audit.Postgres == "" {
+		cfg.audit.Postgres = os.Getenv(PostgresEnv)
 	}
-	if cfg.auditPostgres == "" && cfg.auditDB == "" {
-		return cfg, usageError{"-audit-db must name a file (or pass -audit-postgres)"}
+	if err := cfg.audit.Check(); err != nil {
+		return cfg, usageError{err.Error()}
 	}
 	if err := cfg.telemetry.check(); err != nil {
 		return cfg, err
 	}
-	if err := checkOTLPLogs(cfg.otlpLogs); err != nil {
+	if err := cfg.fleet.check(); err != nil {
 		return cfg, err
 	}
-	if err := cfg.fleet.check(); err != nil {
+	if err := cfg.access.check(); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -192,7 +189,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer tel.close() // after serving: flushes the spans of the last calls
 
-	al, err := openAudit(ctx, cfg, logger)
+	al, err := serve.OpenAudit(ctx, cfg.audit, logger)
 	if err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
@@ -206,11 +203,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		defer guardStore.Close()
 	}
 
-	calls := stack.NewInFlight()
+	calls := serve.NewInFlight()
 	defer calls.Cancel()
-	d := &demo{cfg: cfg, w: al.emitter(), calls: calls, tel: tel, logger: logger, sdkLogger: logs.sdkLogger,
-		where: al.where, stdin: stdin, stdout: stdout, stderr: stderr,
-		guards: cfg.fleet.guards(guardStore, logger, cfg.slowTimeout)}
+	d := &demo{cfg: cfg, w: al.Emitter(), calls: calls, tel: tel, logger: logger, sdkLogger: logs.sdkLogger,
+		where: al.Where(), stdin: stdin, stdout: stdout, stderr: stderr,
+		guards: cfg.fleet.guards(guardStore, logger, cfg.slowTimeout, cfg.access.maybeObserve)}
 	if d.server, err = d.newServer(); err != nil {
 		return fail(stderr, 1, "%v", err)
 	}
@@ -226,7 +223,7 @@ type demo struct {
 	cfg       config
 	server    *mcp.Server
 	w         audit.Emitter
-	calls     *stack.InFlight
+	calls     *serve.InFlight
 	tel       *telemetry
 	logger    *slog.Logger         // the operator's: diagnostics and shutdown
 	sdkLogger *slog.Logger         // the SDK's, from warnings up
@@ -246,7 +243,7 @@ func (d *demo) newServer() (*mcp.Server, error) {
 	}
 	server, err := stack.NewServer(stack.ServerConfig{Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
 		SlowTimeout: d.cfg.slowTimeout, Transport: transport, Outer: []toolctx.Middleware{d.tel.middleware(), d.calls.Track},
-		Guards: d.guards})
+		Guards: d.guards, Access: d.cfg.access.guard()})
 	if err != nil {
 		return nil, err
 	}
@@ -258,9 +255,9 @@ func (d *demo) newServer() (*mcp.Server, error) {
 // after -shutdown-timeout), sessions are closed.
 func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 	var active atomic.Int64 // requests other than the long-lived GET streams
-	handler, err := stack.Handler(stack.HTTPConfig{Server: d.server, Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
+	handler, err := serve.Handler(serve.HTTPConfig{Name: "toolmw demo", Server: d.server, Audit: d.w, Logger: d.logger, SDKLogger: d.sdkLogger,
 		Stateless: d.cfg.stateless, SessionIdle: d.cfg.sessionIdle, MaxSessions: d.cfg.maxSessions,
-		WriteTimeout: d.cfg.writeTimeout, Active: &active})
+		WriteTimeout: d.cfg.writeTimeout, Active: &active, Authenticate: d.cfg.access.authenticate(d.logger)})
 	if err != nil {
 		return fail(d.stderr, 1, "%v", err)
 	}
@@ -286,8 +283,8 @@ func (d *demo) serveHTTP(ctx context.Context, ln net.Listener) int {
 	fmt.Fprintf(d.stdout, "audit log: %s; diagnostics: stderr\n", d.where)
 	fmt.Fprintf(d.stdout, "try it:\n  go run ./examples/client -url %s\n", url)
 	table := ""
-	if d.cfg.auditTable != "" {
-		table = " -table " + d.cfg.auditTable
+	if d.cfg.audit.Table != "" {
+		table = " -table " + d.cfg.audit.Table
 	}
 	if strings.HasPrefix(d.where, "SQLite ") {
 		fmt.Fprintf(d.stdout, "  go run ./examples/audit -db %s%s\n", strings.TrimPrefix(d.where, "SQLite "), table)

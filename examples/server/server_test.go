@@ -34,6 +34,7 @@ import (
 var serverBin, auditBin, clientBin string
 
 func TestMain(m *testing.M) {
+	isolateEnv()
 	dir, err := os.MkdirTemp("", "toolmw-examples-server")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -56,6 +57,23 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(code)
 	}))
+}
+
+// isolateEnv removes from the tests' environment what the demo, the
+// audit tool and the client would read from it: TOOLMW_AUDIT_POSTGRES
+// (which would make every server the tests start write to that
+// PostgreSQL), any other TOOLMW_ variable but the tests' own
+// (TOOLMW_TEST_*, TOOLMW_LOAD_TEST), and OpenTelemetry's OTEL_ variables.
+// The programs run in process and as subprocesses (which inherit it), so
+// each test passes exactly what it needs, as flags.
+func isolateEnv() {
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		own := strings.HasPrefix(k, "TOOLMW_TEST_") || k == LoadEnv
+		if (strings.HasPrefix(k, "TOOLMW_") && !own) || strings.HasPrefix(k, "OTEL_") {
+			os.Unsetenv(k)
+		}
+	}
 }
 
 // The strings that must never reach a client: the backend's connection
@@ -346,6 +364,13 @@ type auditRow struct {
 	Code      string         `json:"code"`
 	Message   string         `json:"message"`
 	Detail    map[string]any `json:"detail"`
+	Notes     []auditNote    `json:"notes"`
+}
+
+// auditNote is one of a row's notes, as examples/audit -json prints it.
+type auditNote struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
 }
 
 // readAudit runs examples/audit over db and returns the tool rows.

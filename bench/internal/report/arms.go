@@ -27,7 +27,7 @@ var arms = []arm{
 	{"toolmw-syncslog", "toolmw's full chain with each audit row written on the call: audit.Direct into a SlogSink (no async writer)",
 		"sync, formatted on the call's goroutine, like the own-middleware arm",
 		"1 audit row"},
-	{"demo", "the demo server's stack as examples/server runs it with its default flags (package examples/server/stack: " +
+	{"demo", "the demo server's stack as examples/server runs it with its default flags (packages examples/server/stack and serve: " +
 		"its tools and chain, the in-flight tracker, its HTTP middleware, the http.Server's timeouts; no OpenTelemetry, off by default), " +
 		"against bare go-sdk servers with the same greet tool",
 		"async: audit rows through audit.NewAsync into SQLite with a local spool; diagnostics to slog (text into io.Discard) on failures",
