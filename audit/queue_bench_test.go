@@ -27,14 +27,18 @@ func BenchmarkQueue(b *testing.B) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var it queued
+			batch := make([]Record, 0, batch)
+			var waiters []chan struct{}
 			for {
 				select {
 				case <-wake:
 				case <-stop:
 					return
 				}
-				for q.pop(&it) {
+				for {
+					if batch, waiters = q.popInto(batch[:0], waiters, cap(batch)); len(batch) == 0 {
+						break
+					}
 				}
 			}
 		}()
@@ -70,6 +74,10 @@ func BenchmarkQueue(b *testing.B) {
 		wg.Wait()
 	}
 	chanCase := func(b *testing.B, parallel bool) {
+		type queued struct {
+			rec  Record
+			done chan struct{}
+		}
 		q := make(chan queued, 8192)
 		var wg sync.WaitGroup
 		wg.Add(1)
