@@ -24,7 +24,7 @@ type ring struct {
 	dones []chan struct{} // Sync: signalled once the row is durable or accounted for
 	seqs  []atomic.Uint64
 	size  uint64
-	_     [48]byte // tail on a cache line of its own, away from what the consumer reads
+	_     [48]byte      // tail on a cache line of its own, away from what the consumer reads
 	tail  atomic.Uint64 // next position to reserve (producers)
 	_     [56]byte
 	head  atomic.Uint64 // next position to read (the consumer; read by len)
