@@ -74,11 +74,7 @@ func BenchmarkQueue(b *testing.B) {
 		wg.Wait()
 	}
 	chanCase := func(b *testing.B, parallel bool) {
-		type queued struct {
-			rec  Record
-			done chan struct{}
-		}
-		q := make(chan queued, 8192)
+		q := make(chan Record, 8192)
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
@@ -102,12 +98,12 @@ func BenchmarkQueue(b *testing.B) {
 		if parallel {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					q <- queued{rec: r}
+					q <- r
 				}
 			})
 		} else {
 			for b.Loop() {
-				q <- queued{rec: r}
+				q <- r
 			}
 		}
 		close(q)
