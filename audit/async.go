@@ -219,11 +219,6 @@ type Async struct {
 	spoolFailing                                                    atomic.Bool
 }
 
-type queued struct {
-	rec  Record
-	done chan struct{} // Sync: signalled once the row is durable or accounted for
-}
-
 // NewAsync starts a writer to sink. Call [Async.Close] to flush and stop
 // it. A nil sink, [DurabilityDisk] without a spool, a negative duration or
 // size in cfg (zero means the default) or an unknown Policy or Durability
@@ -497,12 +492,6 @@ func (a *Async) dispatch() {
 	defer close(a.dispDone)
 	batch := a.newBatch()
 	var waiters []chan struct{}
-	add := func(it queued) {
-		batch = append(batch, it.rec)
-		if it.done != nil {
-			waiters = append(waiters, it.done)
-		}
-	}
 	flush := func() {
 		if len(batch) > 0 {
 			a.handOff(batch, waiters)
@@ -511,14 +500,14 @@ func (a *Async) dispatch() {
 		}
 	}
 	// fill takes what is queued now, up to a batch.
-	var it queued
 	fill := func() {
 		took := false
-		for len(batch) < a.cfg.BatchSize && a.q.pop(&it) {
-			add(it)
+		for n := len(batch); n < a.cfg.BatchSize; n = len(batch) {
+			if batch, waiters = a.q.popInto(batch, waiters, a.cfg.BatchSize-n); len(batch) == n {
+				break
+			}
 			took = true
 		}
-		it = queued{}
 		if took {
 			a.passRoom() // a blocked Emit can push now
 		}

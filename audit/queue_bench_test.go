@@ -27,14 +27,18 @@ func BenchmarkQueue(b *testing.B) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var it queued
+			batch := make([]Record, 0, batch)
+			var waiters []chan struct{}
 			for {
 				select {
 				case <-wake:
 				case <-stop:
 					return
 				}
-				for q.pop(&it) {
+				for {
+					if batch, waiters = q.popInto(batch[:0], waiters, cap(batch)); len(batch) == 0 {
+						break
+					}
 				}
 			}
 		}()
@@ -70,7 +74,7 @@ func BenchmarkQueue(b *testing.B) {
 		wg.Wait()
 	}
 	chanCase := func(b *testing.B, parallel bool) {
-		q := make(chan queued, 8192)
+		q := make(chan Record, 8192)
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
@@ -94,12 +98,12 @@ func BenchmarkQueue(b *testing.B) {
 		if parallel {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					q <- queued{rec: r}
+					q <- r
 				}
 			})
 		} else {
 			for b.Loop() {
-				q <- queued{rec: r}
+				q <- r
 			}
 		}
 		close(q)

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolmw/toolmw/errs"
@@ -26,9 +27,11 @@ type CallInfo struct {
 	// runtime.Goexit) through After. It is read-only: a hook must not
 	// change it. Its raw cause is [CallInfo.Cause].
 	Result *toolctx.CallResult
-	// Start is the wall-clock time the call entered the interceptor
-	// (time.Now(), with its monotonic reading), so an audit row lines up
-	// with every other log.
+	// Start is the wall-clock time the call entered the interceptor, with
+	// its monotonic reading, so an audit row lines up with every other log.
+	// It is read as the monotonic time since a time.Now() taken at most a
+	// second before (see [After]): a step of the system clock (set by hand,
+	// or by an NTP step) shows in Start within a second.
 	Start time.Time
 	// Duration is how long the rest of the chain and the handler took.
 	Duration time.Duration
@@ -68,7 +71,10 @@ type AfterFunc func(ctx context.Context, info CallInfo)
 // that says why: fn records the internal failure the client gets, with the
 // encoder's error as the cause.
 //
-// On a successful call After costs two clock reads and no allocation. A
+// On a successful call After costs two monotonic clock reads (on a
+// virtual machine about 30 ns each) and no allocation: Start is the
+// monotonic time since a wall-clock reading After takes again once it is a
+// second old, not a time.Now() of its own, which would read both clocks. A
 // nil fn is a construction mistake: After panics (see the package doc).
 func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 	if fn == nil {
@@ -76,8 +82,9 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 	}
 	o := newOptions("After", opts)
 	return func(next toolctx.Handler) toolctx.Handler {
+		var clock wallClock
 		return toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) (res *toolctx.CallResult) {
-			start := time.Now()
+			start := clock.now()
 			// One deferred call guards both stages (a Scope adds no frame
 			// to the stack of a panic below): a panic or a Goexit of the
 			// rest of the chain is reported to fn and goes on, stopping it
@@ -110,6 +117,27 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 			return res
 		})
 	}
+}
+
+// wallClock tells the time with one monotonic clock read: time.Now reads
+// the wall clock and the monotonic clock, two paravirtual clock reads on a
+// virtual machine (about 70 ns together where one costs 30). It is an
+// anchor (a time.Now()) plus the monotonic time since; the anchor is taken
+// again once it is a second old, so a step of the system clock shows
+// within a second, and the slew NTP applies moves both clocks alike.
+type wallClock struct{ anchor atomic.Pointer[time.Time] }
+
+// now is time.Now(), wall and monotonic readings, as wallClock reads it.
+// It allocates once a second, to store the new anchor.
+func (c *wallClock) now() time.Time {
+	if a := c.anchor.Load(); a != nil {
+		if d := time.Since(*a); d < time.Second {
+			return a.Add(d) // both readings advance by d: the monotonic one is exact
+		}
+	}
+	t := time.Now()
+	c.anchor.Store(&t)
+	return t
 }
 
 // afterHookFault is what the fallback logger is told of an After hook

@@ -114,8 +114,8 @@ func (d Details) Scopes() []string {
 // without the protocol's reserved keys (see [ReservedMetaPrefix]), or nil
 // without allocating when nothing is left.
 func (d Details) Meta() map[string]any {
-	if d.req == nil {
-		return nil
+	if d.req == nil || len(d.req.Meta) == 0 {
+		return nil // ranging over an empty map still costs an iterator
 	}
 	n := 0
 	for k := range d.req.Meta {
