@@ -578,6 +578,7 @@ func (a *Async) handOff(batch []Record, waiters []chan struct{}) {
 		err = a.spool.add(id, batch, a.cfg.Durability == DurabilityDisk)
 	}
 	a.spooledOrLost(batch, err)
+	a.recycle(batch) // the spool keeps a copy
 	for _, w := range waiters {
 		w <- struct{}{}
 	}
@@ -826,7 +827,8 @@ func (a *Async) writeDirect(batch []Record) {
 				slog.Int("rows", len(batch)), slog.String("error", err.Error()))
 			err = a.spool.add(id, batch, false)
 		}
-		a.spooledOrLost(batch, err) // the spool keeps the buffer
+		a.spooledOrLost(batch, err)
+		a.recycle(batch) // the spool keeps a copy
 		return
 	}
 	left := wholeBatch(len(batch))

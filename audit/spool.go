@@ -392,10 +392,14 @@ func (s *Spool) empty() bool {
 	return len(s.pending) == 0
 }
 
-// add appends a batch durably when fsync is set. The spool keeps recs
-// (decoded, for the replay) while it holds few rows; the caller must not
-// change recs afterwards. The error wraps [ErrSpoolFull] when the batch
-// does not fit.
+// add appends a batch durably when fsync is set. The spool keeps a copy
+// of recs (decoded, for the replay) while it holds few rows, so the caller
+// may reuse recs' array once add returns. With [DurabilityDisk] every
+// batch is spooled, most of a row or a few: keeping the dispatcher's
+// buffer (room for BatchSize rows, 754 KB at the default) held that much
+// per spooled row or two while the store was down, and made the
+// dispatcher allocate and clear a new buffer per batch. The error wraps
+// [ErrSpoolFull] when the batch does not fit.
 func (s *Spool) add(id BatchID, recs []Record, fsync bool) error {
 	payload, err := json.Marshal(recs)
 	if err != nil {
@@ -443,7 +447,7 @@ func (s *Spool) add(id BatchID, recs []Record, fsync bool) error {
 	}
 	e := &entry{seg: seg, off: seg.size, n: len(frame), seq: id.Seq, rows: len(recs)}
 	if s.cached+len(recs) <= s.cacheMax {
-		e.recs = recs
+		e.recs = slices.Clone(recs) // its own array, as long as the batch
 		s.cached += len(recs)
 	}
 	seg.size += int64(len(frame))
