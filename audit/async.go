@@ -288,6 +288,11 @@ func NewAsync(sink Sink, cfg AsyncConfig) *Async {
 	}
 	if a.spool != nil {
 		a.onceSink, _ = sink.(OnceSink)
+		if cfg.Durability == DurabilityDisk {
+			a.spool.mu.Lock()
+			a.spool.prealloc = true // every call waits for a datasync: make it one that waits for no journal
+			a.spool.mu.Unlock()
+		}
 	}
 	a.waiters.New = func() any { return make(chan struct{}, 1) }
 	a.run = newRunner(cfg.FallbackLogger)
