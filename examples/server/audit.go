@@ -35,7 +35,9 @@ import (
 // calls queued together share one fsync, a group commit); every batch
 // goes through the spool. SIGKILL and a crash lose no answered call's row;
 // a power loss neither, where the disk honours fsync. The cost: each call
-// waits for an fsync (see BenchmarkDurability).
+// waits for two syncs in a row (its tool row's, then its HTTP row's) and
+// the server spends more CPU per call (see BenchmarkDurability and
+// docs/serving.md).
 type durabilityFlag audit.Durability
 
 func (d *durabilityFlag) String() string {
