@@ -284,6 +284,11 @@ func NewAsync(sink Sink, cfg AsyncConfig) *Async {
 	}
 	if a.spool != nil {
 		a.onceSink, _ = sink.(OnceSink)
+		if cfg.Durability == DurabilityDisk {
+			a.spool.mu.Lock()
+			a.spool.prealloc = true // every call waits for a datasync: make it one that waits for no journal
+			a.spool.mu.Unlock()
+		}
 	}
 	a.waiters.New = func() any { return make(chan struct{}, 1) }
 	a.run = newRunner(cfg.FallbackLogger)
@@ -590,6 +595,7 @@ func (a *Async) handOff(batch []Record, waiters []chan struct{}) {
 		err = a.spool.add(id, batch, a.cfg.Durability == DurabilityDisk)
 	}
 	a.spooledOrLost(batch, err)
+	a.recycle(batch) // the spool keeps a copy
 	for _, w := range waiters {
 		w <- struct{}{}
 	}
@@ -838,7 +844,8 @@ func (a *Async) writeDirect(batch []Record) {
 				slog.Int("rows", len(batch)), slog.String("error", err.Error()))
 			err = a.spool.add(id, batch, false)
 		}
-		a.spooledOrLost(batch, err) // the spool keeps the buffer
+		a.spooledOrLost(batch, err)
+		a.recycle(batch) // the spool keeps a copy
 		return
 	}
 	left := wholeBatch(len(batch))

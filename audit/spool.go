@@ -108,13 +108,19 @@ type Spool struct {
 	ceiling  uint64 // numbers below this are reserved on disk
 	dirty    bool   // appended since the last fsync
 	closed   bool
+	// prealloc fills each new segment with zeros up front ([Async] sets
+	// it for [DurabilityDisk], before the first batch): a frame written
+	// into allocated blocks changes no metadata, so its datasync does not
+	// wait for the file system's journal, and every call waits for one.
+	prealloc bool
 	notify   chan struct{}
 	loaders  sync.WaitGroup // prefetch goroutines
 }
 
 type segment struct {
 	num     uint64
-	size    int64
+	size    int64 // the frames' bytes: where the next frame goes
+	alloc   int64 // the file's length: size, or more while zeros follow the frames
 	minSeq  uint64
 	pending int
 }
@@ -269,8 +275,10 @@ func (s *Spool) scan(num uint64, last bool) error {
 		off += n
 	}
 	if off < len(data) {
-		s.logger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool segment damaged; the rest of it is skipped",
-			slog.String("file", path), slog.Int("offset", off), slog.Int("bytes_skipped", len(data)-off))
+		if !allZero(data[off:]) { // zeros are the unused end of a preallocated segment
+			s.logger.LogAttrs(context.Background(), slog.LevelError, "toolmw/audit: spool segment damaged; the rest of it is skipped",
+				slog.String("file", path), slog.Int("offset", off), slog.Int("bytes_skipped", len(data)-off))
+		}
 		if last {
 			if err := f.Truncate(int64(off)); err != nil {
 				return fmt.Errorf("cannot cut the torn end of %q: %w", path, err)
@@ -279,12 +287,23 @@ func (s *Spool) scan(num uint64, last bool) error {
 		}
 	}
 	seg.size = int64(len(data))
+	seg.alloc = seg.size
 	if seg.pending == 0 {
 		return os.Remove(path)
 	}
 	s.segs = append(s.segs, seg)
-	s.size += seg.size
+	s.size += seg.alloc
 	return nil
+}
+
+// allZero reports whether b holds only zero bytes.
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // parseFrame returns the frame at the start of b.
@@ -392,10 +411,14 @@ func (s *Spool) empty() bool {
 	return len(s.pending) == 0
 }
 
-// add appends a batch durably when fsync is set. The spool keeps recs
-// (decoded, for the replay) while it holds few rows; the caller must not
-// change recs afterwards. The error wraps [ErrSpoolFull] when the batch
-// does not fit.
+// add appends a batch durably when fsync is set. The spool keeps a copy
+// of recs (decoded, for the replay) while it holds few rows, so the caller
+// may reuse recs' array once add returns. With [DurabilityDisk] every
+// batch is spooled, most of a row or a few: keeping the dispatcher's
+// buffer (room for BatchSize rows, 754 KB at the default) held that much
+// per spooled row or two while the store was down, and made the
+// dispatcher allocate and clear a new buffer per batch. The error wraps
+// [ErrSpoolFull] when the batch does not fit.
 func (s *Spool) add(id BatchID, recs []Record, fsync bool) error {
 	payload, err := json.Marshal(recs)
 	if err != nil {
@@ -413,29 +436,51 @@ func (s *Spool) add(id BatchID, recs []Record, fsync bool) error {
 	if s.closed {
 		return errors.New("audit: spool: closed")
 	}
-	if s.size+int64(len(frame)) > s.maxBytes {
-		return fmt.Errorf("audit: spool %q: %w (%d of %d bytes used)", s.dir, ErrSpoolFull, s.size, s.maxBytes)
-	}
 	var seg *segment
 	if n := len(s.segs); n > 0 && s.cur != nil {
 		seg = s.segs[n-1]
 	}
-	if seg == nil || (seg.size > 0 && seg.size+int64(len(frame)) > s.segBytes) {
+	fl := int64(len(frame))
+	newSeg := seg == nil || (seg.size > 0 && seg.size+fl > s.segBytes)
+	// need is how much the files grow: a new segment's length (its
+	// preallocation, or the frame) less the unused end the segment being
+	// closed gives back, or what the frame adds beyond the segment's end.
+	var need int64
+	if newSeg {
+		need = fl
+		if s.prealloc {
+			need = max(fl, s.segBytes)
+		}
+		if seg != nil {
+			need -= seg.alloc - seg.size
+		}
+	} else {
+		need = max(0, seg.size+fl-seg.alloc)
+	}
+	if s.size+need > s.maxBytes {
+		return fmt.Errorf("audit: spool %q: %w (%d of %d bytes used)", s.dir, ErrSpoolFull, s.size, s.maxBytes)
+	}
+	if newSeg {
 		if err := s.rotate(); err != nil {
 			return err
 		}
 		seg = s.segs[len(s.segs)-1]
 	}
-	if _, err := s.cur.Write(frame); err != nil {
-		_ = s.cur.Truncate(seg.size) // undo a partial write
-		_, _ = s.cur.Seek(seg.size, io.SeekStart)
+	if _, err := s.cur.WriteAt(frame, seg.size); err != nil {
+		s.cut(seg) // undo a partial write; the segment grows from its frames' end from now on
 		if errors.Is(err, syscall.ENOSPC) {
 			return fmt.Errorf("audit: spool %q: %w: the disk is full", s.dir, ErrSpoolFull)
 		}
 		return fmt.Errorf("audit: spool %q: write: %w", s.dir, err)
 	}
+	if end := seg.size + fl; end > seg.alloc {
+		s.size += end - seg.alloc
+		seg.alloc = end
+	}
 	if fsync {
-		if err := s.cur.Sync(); err != nil {
+		// fdatasync: it covers the file's length when the frame
+		// extended it, and waits for no journal when it did not.
+		if err := datasync(s.cur); err != nil {
 			return fmt.Errorf("audit: spool %q: fsync: %w", s.dir, err)
 		}
 	} else {
@@ -443,13 +488,12 @@ func (s *Spool) add(id BatchID, recs []Record, fsync bool) error {
 	}
 	e := &entry{seg: seg, off: seg.size, n: len(frame), seq: id.Seq, rows: len(recs)}
 	if s.cached+len(recs) <= s.cacheMax {
-		e.recs = recs
+		e.recs = slices.Clone(recs) // its own array, as long as the batch
 		s.cached += len(recs)
 	}
-	seg.size += int64(len(frame))
+	seg.size += fl
 	seg.pending++
 	seg.minSeq = min(seg.minSeq, id.Seq)
-	s.size += int64(len(frame))
 	s.rows += len(recs)
 	s.pending = append(s.pending, e)
 	select {
@@ -459,15 +503,11 @@ func (s *Spool) add(id BatchID, recs []Record, fsync bool) error {
 	return nil
 }
 
-// rotate closes the segment being written and starts a new one.
+// rotate closes the segment being written and starts a new one, filled
+// with zeros up front when prealloc is set.
 func (s *Spool) rotate() error {
 	if s.cur != nil {
-		if err := s.cur.Sync(); err != nil {
-			return fmt.Errorf("audit: spool %q: fsync: %w", s.dir, err)
-		}
-		_ = s.cur.Close()
-		s.cur = nil
-		if err := s.dropDoneTail(); err != nil {
+		if err := s.closeCur(); err != nil {
 			return err
 		}
 	}
@@ -475,13 +515,76 @@ func (s *Spool) rotate() error {
 	if n := len(s.segs); n > 0 {
 		num = s.segs[n-1].num + 1
 	}
-	f, err := os.OpenFile(s.segPath(num), os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+	path := s.segPath(num)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("audit: spool %q: cannot start a segment: %w", s.dir, err)
 	}
+	seg := &segment{num: num, minSeq: ^uint64(0)}
+	if s.prealloc {
+		if err := preallocate(f, s.segBytes); err != nil {
+			_ = f.Close()
+			_ = os.Remove(path)
+			if errors.Is(err, syscall.ENOSPC) {
+				return fmt.Errorf("audit: spool %q: %w: the disk is full", s.dir, ErrSpoolFull)
+			}
+			return fmt.Errorf("audit: spool %q: cannot start a segment: %w", s.dir, err)
+		}
+		seg.alloc = s.segBytes
+		s.size += seg.alloc
+	}
 	s.cur = f
-	s.segs = append(s.segs, &segment{num: num, minSeq: ^uint64(0)})
+	s.segs = append(s.segs, seg)
 	return nil
+}
+
+// preallocate writes n zero bytes to the new, empty file f, and makes
+// them and the file's name durable: the frames written into them later
+// need only their data synced.
+func preallocate(f *os.File, n int64) error {
+	zeros := make([]byte, min(n, 1<<20))
+	for off := int64(0); off < n; off += int64(len(zeros)) {
+		if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), n-off)], off); err != nil {
+			return err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(f.Name()))
+}
+
+// cut ends the file of seg, the segment being written, at its frames: it
+// gives back the unused end, and the bytes of a write that failed half
+// way. Called with mu held.
+func (s *Spool) cut(seg *segment) {
+	if s.cur == nil {
+		return
+	}
+	if err := s.cur.Truncate(seg.size); err != nil {
+		return // the zeros stay; the next open reads them as the end
+	}
+	s.size -= seg.alloc - seg.size
+	seg.alloc = seg.size
+}
+
+// closeCur closes the segment being written: its unused end given back,
+// its frames durable. The segment is deleted when all its batches are in
+// the store. Called with mu held.
+func (s *Spool) closeCur() error {
+	s.cut(s.segs[len(s.segs)-1])
+	err := s.cur.Sync()
+	if cerr := s.cur.Close(); err == nil {
+		err = cerr
+	}
+	s.cur = nil
+	if err != nil {
+		err = fmt.Errorf("audit: spool %q: fsync: %w", s.dir, err)
+	}
+	if derr := s.dropDoneTail(); err == nil {
+		err = derr
+	}
+	return err
 }
 
 // dropDoneTail deletes the last segment when all its batches are in the
@@ -494,7 +597,7 @@ func (s *Spool) dropDoneTail() error {
 	}
 	seg := s.segs[n-1]
 	s.segs = s.segs[:n-1]
-	s.size -= seg.size
+	s.size -= seg.alloc
 	if err := os.Remove(s.segPath(seg.num)); err != nil {
 		return fmt.Errorf("audit: spool %q: %w", s.dir, err)
 	}
@@ -513,18 +616,7 @@ func (s *Spool) seal() error {
 	if s.cur == nil || s.closed {
 		return nil
 	}
-	err := s.cur.Sync()
-	if cerr := s.cur.Close(); err == nil {
-		err = cerr
-	}
-	s.cur = nil
-	if derr := s.dropDoneTail(); err == nil {
-		err = derr
-	}
-	if err != nil {
-		return fmt.Errorf("audit: spool %q: %w", s.dir, err)
-	}
-	return nil
+	return s.closeCur()
 }
 
 // sync makes what was appended durable.
@@ -535,7 +627,7 @@ func (s *Spool) sync() error {
 		return nil
 	}
 	s.dirty = false
-	return s.cur.Sync()
+	return datasync(s.cur)
 }
 
 // peek returns the oldest batch and its rows, reading them from disk when
@@ -692,7 +784,7 @@ func (s *Spool) ack(e *entry) error {
 		return nil
 	}
 	s.segs = slices.Delete(s.segs, i, i+1)
-	s.size -= seg.size
+	s.size -= seg.alloc
 	if err := os.Remove(s.segPath(seg.num)); err != nil {
 		return fmt.Errorf("audit: spool %q: %w", s.dir, err)
 	}
@@ -723,14 +815,7 @@ func (s *Spool) Close() error {
 	s.closed = true
 	var err error
 	if s.cur != nil {
-		err = s.cur.Sync()
-		if cerr := s.cur.Close(); err == nil {
-			err = cerr
-		}
-		s.cur = nil
-		if derr := s.dropDoneTail(); err == nil {
-			err = derr
-		}
+		err = s.closeCur()
 	}
 	if cerr := s.lock.Close(); err == nil {
 		err = cerr

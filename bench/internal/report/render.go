@@ -39,6 +39,7 @@ func render(r *results, m meta, charts map[string]string) string {
 	p.header()
 	p.headline()
 	p.writer()
+	p.durability()
 	p.chain()
 	p.growth()
 	return p.b.String()
@@ -564,6 +565,47 @@ func (p *page) ceiling() {
 			dc.String(), tc.String(), ratio(tc.total(), dc.total()))
 	}
 	p.b.WriteString("\n")
+}
+
+// durabilityTarget is issue 27's target for audit.DurabilityDisk: at
+// least this fraction of DurabilityMemory's calls/s at the demo's load.
+const durabilityTarget = 0.8
+
+// durability is BenchmarkDurability (examples/server): the demo binary
+// with -audit-durability memory and disk, alternating one count each.
+func (p *page) durability() {
+	found := false
+	for _, s := range stores {
+		found = found || p.r.has("BenchmarkDurability/"+s+"/memory", "calls/s")
+	}
+	if !found {
+		return
+	}
+	p.b.WriteString("### What -audit-durability disk costs\n\n`BenchmarkDurability` (examples/server): the demo binary, stateless streamable HTTP, 16 clients\n" +
+		"calling in a loop, its store behind the spool; **memory** answers a call once its rows are queued, **disk** once its\n" +
+		"tool row and then its HTTP row are fsync'd in the spool (each fsync shared by the rows queued together). The\n" +
+		"ratio of calls/s is taken per count (the two alternate, one count each at a time) with a 95% interval; the target is disk\n" +
+		"≥ 0.8 of memory. Server CPU/call is the demo process's CPU time from start to exit over the calls.\n" +
+		"`cd examples/server && go test -run '^$' -bench '^BenchmarkDurability$' -benchtime 2000x -count 1` (repeated).\n\n")
+	p.t.head("store", "memory calls/s", "disk calls/s", "disk / memory", "≥ 0.8", "memory p99", "disk p99", "memory server CPU/call", "disk server CPU/call")
+	for _, s := range stores {
+		m, d := "BenchmarkDurability/"+s+"/memory", "BenchmarkDurability/"+s+"/disk"
+		mr, ok := p.r.med(m, "calls/s")
+		if !ok {
+			p.t.row(s, "skipped (not run; TOOLMW_TEST_POSTGRES_DSN unset?)", "", "", "", "", "", "", "")
+			continue
+		}
+		dr, _ := p.r.med(d, "calls/s")
+		q := newCI(p.r.pairRatios(d, m, "calls/s"))
+		mp, _ := p.r.med(m, "p99-ns")
+		dp, _ := p.r.med(d, "p99-ns")
+		mc, _ := p.r.med(m, "server-cpu-µs/call")
+		dc, _ := p.r.med(d, "server-cpu-µs/call")
+		p.t.row(s, strings.TrimSpace(num(mr)+" "+p.r.spread(m, "calls/s")), strings.TrimSpace(num(dr)+" "+p.r.spread(d, "calls/s")),
+			q.String(), atLeast(q, durabilityTarget), dur(mp), dur(dp), dur(1e3*mc), dur(1e3*dc))
+	}
+	p.b.WriteString("\n")
+	p.load("BenchmarkDurability")
 }
 
 func (p *page) stalled() {
