@@ -109,3 +109,25 @@ func randomJSON(r *rand.Rand, depth int) string {
 		return "{" + strings.Join(parts, ",") + "}"
 	}
 }
+
+// BenchmarkFrameGuard is what the guard costs a tools/call of the common
+// shape: the whole frame (stdio, HTTP) and the params alone (in memory)
+// (go test ./toolctx/mcpsdk -run '^$' -bench FrameGuard).
+func BenchmarkFrameGuard(b *testing.B) {
+	g := newFrameGuard(&adapter.Config{Logger: slog.New(slog.DiscardHandler)})
+	ctx := context.Background()
+	frame := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello","n":3},"_meta":{"progressToken":"p1"}}}`)
+	params := []byte(`{"name":"echo","arguments":{"text":"hello","n":3},"_meta":{"progressToken":"p1"}}`)
+	b.Run("frame", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			g.CheckFrame(ctx, frame)
+		}
+	})
+	b.Run("params", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			g.CheckParams(ctx, "tools/call", params, false)
+		}
+	})
+}
