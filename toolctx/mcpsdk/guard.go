@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -92,6 +94,12 @@ type lockedWriter struct {
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if q, changed := scrubLine(p); changed {
+		if _, err := l.w.Write(q); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	return l.w.Write(p)
 }
 
@@ -200,4 +208,93 @@ func (c *guardedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, err
 		}
 	}
+}
+
+// The net under the guard: an error go-sdk answers with its decoder's
+// text, for a shape the guard did not foresee (a method a later SDK adds,
+// say), is rewritten on its way out to the guard's fixed message, with
+// the SDK's code. decoderText is what the SDK's decoder's errors say
+// ("... unmarshaling \"...\" into a *mcp.X: json: cannot unmarshal ...").
+func decoderText(msg string) bool {
+	return strings.Contains(msg, "unmarshaling ") || strings.Contains(msg, "json: ") || strings.Contains(msg, "cannot unmarshal")
+}
+
+// scrubResponse is msg with a decoder's text in its error replaced.
+func scrubResponse(msg jsonrpc.Message) jsonrpc.Message {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.Error == nil || !decoderText(resp.Error.Error()) {
+		return msg
+	}
+	code := int64(adapter.CodeInvalidParams)
+	var we *jsonrpc.Error
+	if errors.As(resp.Error, &we) && we.Code != 0 {
+		code = we.Code
+	}
+	out := *resp
+	out.Error = &jsonrpc.Error{Code: code, Message: adapter.MsgFrameParams}
+	return &out
+}
+
+func (c *guardedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	return c.Connection.Write(ctx, scrubResponse(msg))
+}
+
+// scrubLine is scrubResponse for an encoded line (one message or a batch)
+// the SDK writes on stdio or an IO transport; a line with no error object
+// is returned as it is, without being decoded.
+func scrubLine(p []byte) ([]byte, bool) {
+	if !bytes.Contains(p, []byte(`"error":`)) || !bytes.Contains(p, []byte(`"message":`)) {
+		return p, false
+	}
+	var one map[string]json.RawMessage
+	var many []map[string]json.RawMessage
+	var b []byte
+	var err error
+	switch {
+	case json.Unmarshal(p, &one) == nil:
+		if !scrubWire(one) {
+			return p, false
+		}
+		b, err = json.Marshal(one)
+	case json.Unmarshal(p, &many) == nil:
+		changed := false
+		for _, m := range many {
+			changed = scrubWire(m) || changed
+		}
+		if !changed {
+			return p, false
+		}
+		b, err = json.Marshal(many)
+	default:
+		return p, false
+	}
+	if err != nil {
+		return p, false
+	}
+	return append(b, '\n'), true
+}
+
+// scrubWire rewrites the error of one encoded response in place.
+func scrubWire(m map[string]json.RawMessage) bool {
+	raw, ok := m["error"]
+	if !ok {
+		return false
+	}
+	var e struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) != nil || !decoderText(e.Message) {
+		return false
+	}
+	if e.Code == 0 {
+		e.Code = adapter.CodeInvalidParams
+	}
+	e.Message = adapter.MsgFrameParams
+	b, err := json.Marshal(e)
+	if err != nil {
+		return false
+	}
+	m["error"] = b
+	return true
 }
