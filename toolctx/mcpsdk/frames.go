@@ -31,23 +31,25 @@ var frameCodec = adapter.FrameCodec{
 	ParamsCode: jsonrpc.CodeInvalidParams,
 	Keys:       adapter.KeysExact,
 	Params: map[string]func(adapter.Envelope) error{
-		"completion/complete":              paramsAs[mcp.CompleteParams],
-		"server/discover":                  paramsAs[mcp.DiscoverParams],
-		"initialize":                       paramsAs[initializeParams],
-		"ping":                             paramsAs[mcp.PingParams],
-		"prompts/list":                     paramsAs[mcp.ListPromptsParams],
-		"prompts/get":                      paramsAs[mcp.GetPromptParams],
-		"tools/list":                       paramsAs[mcp.ListToolsParams],
-		methodCallTool:                     paramsAs[mcp.CallToolParamsRaw],
-		"resources/list":                   paramsAs[mcp.ListResourcesParams],
-		"resources/templates/list":         paramsAs[mcp.ListResourceTemplatesParams],
-		"resources/read":                   paramsAs[mcp.ReadResourceParams],
-		"logging/setLevel":                 paramsAs[mcp.SetLoggingLevelParams],
-		"resources/subscribe":              paramsAs[mcp.SubscribeParams],
-		"subscriptions/listen":             paramsAs[mcp.SubscriptionsListenParams],
-		"resources/unsubscribe":            paramsAs[mcp.UnsubscribeParams],
-		"notifications/cancelled":          paramsAs[mcp.CancelledParams],
-		"notifications/initialized":        paramsAs[mcp.InitializedParams],
+		"completion/complete":      paramsAs[mcp.CompleteParams],
+		"server/discover":          paramsAs[mcp.DiscoverParams],
+		"initialize":               paramsAs[initializeParams],
+		"ping":                     paramsAs[mcp.PingParams],
+		"prompts/list":             paramsAs[mcp.ListPromptsParams],
+		"prompts/get":              paramsAs[mcp.GetPromptParams],
+		"tools/list":               paramsAs[mcp.ListToolsParams],
+		methodCallTool:             paramsAs[mcp.CallToolParamsRaw],
+		"resources/list":           paramsAs[mcp.ListResourcesParams],
+		"resources/templates/list": paramsAs[mcp.ListResourceTemplatesParams],
+		"resources/read":           paramsAs[mcp.ReadResourceParams],
+		//lint:ignore SA1019 logging is deprecated in protocol 2026-07-28, still served and decoded
+		"logging/setLevel":          paramsAs[mcp.SetLoggingLevelParams],
+		"resources/subscribe":       paramsAs[mcp.SubscribeParams],
+		"subscriptions/listen":      paramsAs[mcp.SubscriptionsListenParams],
+		"resources/unsubscribe":     paramsAs[mcp.UnsubscribeParams],
+		"notifications/cancelled":   paramsAs[mcp.CancelledParams],
+		"notifications/initialized": paramsAs[mcp.InitializedParams],
+		//lint:ignore SA1019 roots are deprecated in protocol 2026-07-28, still served and decoded
 		"notifications/roots/list_changed": paramsAs[mcp.RootsListChangedParams],
 		"notifications/progress":           paramsAs[mcp.ProgressNotificationParams],
 	},
@@ -59,6 +61,7 @@ type initializeParams struct {
 	mcp.InitializeParams
 	Capabilities *struct {
 		mcp.ClientCapabilities
+		//lint:ignore SA1019 roots are deprecated in protocol 2026-07-28, still decoded by the SDK
 		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 	} `json:"capabilities"`
 }

@@ -73,10 +73,12 @@ func TestFrameGuardAgreesWithSDK(t *testing.T) {
 	typical := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello","n":3,"ok":true,"list":[1.5,null]},"_meta":{"progressToken":"p1"}}}`)
 	_, pass := g.CheckFrame(ctx, typical)
 	assert.True(t, pass, "the shape clients send passes")
-	assert.Zero(t, testing.AllocsPerRun(1000, func() { g.CheckFrame(ctx, typical) }), "and is read without allocating")
 	params := []byte(`{"name":"echo","arguments":{"q":"hello"}}`)
 	assert.Nil(t, g.CheckParams(ctx, "tools/call", params, false))
-	assert.Zero(t, testing.AllocsPerRun(1000, func() { g.CheckParams(ctx, "tools/call", params, false) }), "in memory too")
+	if !raceEnabled {
+		assert.Zero(t, testing.AllocsPerRun(1000, func() { g.CheckFrame(ctx, typical) }), "and is read without allocating")
+		assert.Zero(t, testing.AllocsPerRun(1000, func() { g.CheckParams(ctx, "tools/call", params, false) }), "in memory too")
+	}
 }
 
 // randomJSON is a valid JSON value with numbers of every magnitude (some
