@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
 
 // The call path's regression guard: it runs with the other tests (not a
@@ -165,7 +167,11 @@ type guardPair struct {
 
 func guardPairs(t *testing.T) []guardPair {
 	sdkCallOn := func(way string) func() {
-		cs := sdkInMemory(t, sdkServer(t, way, toolctx.TransportInMemory))
+		wrap := func(tr mcp.Transport) mcp.Transport { return tr }
+		if way != wayBare { // toolmw's users serve through the frame guard
+			wrap = func(tr mcp.Transport) mcp.Transport { return mcpsdk.GuardTransport(tr) }
+		}
+		cs := sdkInMemoryVia(t, sdkServer(t, way, toolctx.TransportInMemory), wrap)
 		p := echoParams()
 		return func() { sdkCall(t, cs, p) }
 	}

@@ -117,8 +117,14 @@ func sdkClient() *mcp.Client {
 }
 
 func sdkInMemory(tb testing.TB, s *mcp.Server) *mcp.ClientSession {
+	return sdkInMemoryVia(tb, s, func(t mcp.Transport) mcp.Transport { return t })
+}
+
+// sdkInMemoryVia is sdkInMemory with the server's transport wrapped by
+// wrap (mcpsdk.GuardTransport, as the adapter's users serve).
+func sdkInMemoryVia(tb testing.TB, s *mcp.Server, wrap func(mcp.Transport) mcp.Transport) *mcp.ClientSession {
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(context.Background(), st, nil)
+	ss, err := s.Connect(context.Background(), wrap(st), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/httpmw"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
@@ -65,4 +66,22 @@ func Example_adapterMCPSDKHTTP() {
 	// doc:begin adapters-mcpsdk-sse
 	http.Handle("/sse", mcpsdk.SSE(mcp.NewSSEHandler(getServer, nil)))
 	// doc:end adapters-mcpsdk-sse
+}
+
+func Example_adapterMCPSDKFrames() {
+	var (
+		server    *mcp.Server
+		ctx       = context.Background()
+		getServer = func(*http.Request) *mcp.Server { return server }
+	)
+	// doc:begin adapters-mcpsdk-frames
+	// stdio (and any mcp.IOTransport, or any other transport):
+	if err := server.Run(ctx, mcpsdk.GuardTransport(&mcp.StdioTransport{})); err != nil {
+		log.Fatal(err)
+	}
+	// streamable HTTP and SSE: the check in front of the SDK's handlers.
+	frames := httpmw.CheckFrames(mcpsdk.NewFrameGuard())
+	http.Handle("/mcp", frames(mcp.NewStreamableHTTPHandler(getServer, nil)))
+	http.Handle("/sse", frames(mcpsdk.SSE(mcp.NewSSEHandler(getServer, nil))))
+	// doc:end adapters-mcpsdk-frames
 }

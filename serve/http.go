@@ -250,6 +250,9 @@ func Handler(o HTTPConfig) (http.Handler, error) {
 		active = new(atomic.Int64)
 	}
 	diag := Diagnostics(o.Logger)
+	// Frames go-sdk cannot decode are answered with a fixed error, never
+	// with its decoder's text (docs/transports.md).
+	frames := httpmw.CheckFrames(mcpsdk.NewFrameGuard(mcpsdk.WithFallbackLogger(o.Logger)))
 	authenticate := alice.New()
 	if o.Authenticate != nil {
 		authenticate = alice.New(o.Authenticate, mcpsdk.ForwardIdentity)
@@ -263,7 +266,7 @@ func Handler(o HTTPConfig) (http.Handler, error) {
 		countActive(active),
 		deadlines(o.WriteTimeout),
 		sessions.limit,
-	).Extend(authenticate).Then(audit.CaptureHTTP(mcpHandler))
+	).Extend(authenticate).Append(frames).Then(audit.CaptureHTTP(mcpHandler))
 	// The 2024-11-05 HTTP+SSE transport, for older clients: a GET opens a
 	// session (its event stream), POSTs to the URL its endpoint event names
 	// carry the calls. mcpsdk.SSE tells the adapter (transport "sse", the
@@ -279,7 +282,7 @@ func Handler(o HTTPConfig) (http.Handler, error) {
 		countActive(active),
 		deadlines(o.WriteTimeout),
 		sessions.limitSSE,
-	).Extend(authenticate).Then(audit.CaptureHTTP(sseHandler))
+	).Extend(authenticate).Append(frames).Then(audit.CaptureHTTP(sseHandler))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", stack)
 	mux.Handle("/sse", sseStack)

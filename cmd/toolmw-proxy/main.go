@@ -308,7 +308,7 @@ func serveStdio(ctx context.Context, server *mcp.Server, calls *serve.InFlight, 
 	logger *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
 	logger.Info("toolmw-proxy on stdio", "audit", where)
 	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
-	ss, err := server.Connect(context.WithoutCancel(ctx), t, nil)
+	ss, err := server.Connect(context.WithoutCancel(ctx), mcpsdk.GuardTransport(t, mcpsdk.WithFallbackLogger(logger)), nil)
 	if err != nil {
 		return fail(stderr, 1, "stdio: %v", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/toolmw/toolmw/examples/server/stack"
 	"github.com/toolmw/toolmw/serve"
 	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
 
 // PostgresEnv is the environment variable that may hold the audit store's
@@ -351,7 +352,9 @@ func (d *demo) serveStdio(ctx context.Context) int {
 	t := &mcp.IOTransport{Reader: io.NopCloser(d.stdin), Writer: nopWriteCloser{d.stdout}}
 	// The session's context is not the signal's: a signal must not cancel
 	// the calls in flight before their grace period (calls.Cancel does, after).
-	ss, err := d.server.Connect(context.WithoutCancel(ctx), t, nil)
+	// GuardTransport: a line go-sdk cannot decode is answered with a fixed
+	// error, not its decoder's text, and the session stays up.
+	ss, err := d.server.Connect(context.WithoutCancel(ctx), mcpsdk.GuardTransport(t, mcpsdk.WithFallbackLogger(d.logger)), nil)
 	if err != nil {
 		return fail(d.stderr, 1, "stdio: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -26,42 +25,60 @@ import (
 // every transport hands the raw message to MCPServer.HandleMessage. The one
 // hook mcp-go runs before it decodes, OnRequestInitialization, gets the raw
 // message; an error it returns is answered with the same code and the
-// error's text. So the adapter decodes the request there, into the very
-// type mcp-go will use (a request that decodes there decodes there again),
-// and answers one that does not with a fixed message; the decoder's text
-// goes to the fallback logger.
+// error's text. So the adapter runs the kit's frame guard there
+// (adapter.FrameGuard: the tools/call clients send is read once without
+// allocating; any other request is decoded into the very type mcp-go will
+// use, so a request that decodes there decodes there again), and answers
+// one that does not with the kit's fixed message; the decoder's text goes
+// to the fallback logger.
 
-// errParams is what the client gets for a request whose params do not
-// decode: mcp-go's code (-32600) with a fixed message.
-var errParams = errors.New("invalid request: its params do not match the method's")
-
-// decoders decode a request of each method mcp-go decodes into a Go type
-// (the methods of HandleMessage's switch).
-var decoders = map[mcp.MCPMethod]func(json.RawMessage) error{
-	mcp.MethodInitialize:             decodeAs[mcp.InitializeRequest],
-	mcp.MethodPing:                   decodeAs[mcp.PingRequest],
-	mcp.MethodServerDiscover:         decodeAs[mcp.DiscoverRequest],
-	mcp.MethodSubscriptionsListen:    decodeAs[mcp.SubscriptionsListenRequest],
-	mcp.MethodSetLogLevel:            decodeAs[mcp.SetLevelRequest],
-	mcp.MethodResourcesList:          decodeAs[mcp.ListResourcesRequest],
-	mcp.MethodResourcesTemplatesList: decodeAs[mcp.ListResourceTemplatesRequest],
-	mcp.MethodResourcesRead:          decodeAs[mcp.ReadResourceRequest],
-	mcp.MethodResourcesSubscribe:     decodeAs[mcp.SubscribeRequest],
-	mcp.MethodResourcesUnsubscribe:   decodeAs[mcp.UnsubscribeRequest],
-	mcp.MethodPromptsList:            decodeAs[mcp.ListPromptsRequest],
-	mcp.MethodPromptsGet:             decodeAs[mcp.GetPromptRequest],
-	mcp.MethodToolsList:              decodeAs[mcp.ListToolsRequest],
-	mcp.MethodToolsCall:              decodeToolsCall,
-	mcp.MethodTasksGet:               decodeAs[mcp.GetTaskRequest],
-	mcp.MethodTasksList:              decodeAs[mcp.ListTasksRequest],
-	mcp.MethodTasksResult:            decodeAs[mcp.TaskResultRequest],
-	mcp.MethodTasksCancel:            decodeAs[mcp.CancelTaskRequest],
-	mcp.MethodCompletionComplete:     decodeAs[mcp.CompleteRequest],
+// codec is mcp-go's, for the kit's frame guard: the decoders of each
+// method mcp-go decodes into a Go type (the methods of HandleMessage's
+// switch), its code for a request that does not decode (-32600), and
+// encoding/json's matching of keys.
+var codec = adapter.FrameCodec{
+	Decode:     decodeBase,
+	ParamsCode: mcp.INVALID_REQUEST,
+	Keys:       adapter.KeysFold,
+	Params: map[string]func(adapter.Envelope) error{
+		string(mcp.MethodInitialize):             decodeAs[mcp.InitializeRequest],
+		string(mcp.MethodPing):                   decodeAs[mcp.PingRequest],
+		string(mcp.MethodServerDiscover):         decodeAs[mcp.DiscoverRequest],
+		string(mcp.MethodSubscriptionsListen):    decodeAs[mcp.SubscriptionsListenRequest],
+		string(mcp.MethodSetLogLevel):            decodeAs[mcp.SetLevelRequest],
+		string(mcp.MethodResourcesList):          decodeAs[mcp.ListResourcesRequest],
+		string(mcp.MethodResourcesTemplatesList): decodeAs[mcp.ListResourceTemplatesRequest],
+		string(mcp.MethodResourcesRead):          decodeAs[mcp.ReadResourceRequest],
+		string(mcp.MethodResourcesSubscribe):     decodeAs[mcp.SubscribeRequest],
+		string(mcp.MethodResourcesUnsubscribe):   decodeAs[mcp.UnsubscribeRequest],
+		string(mcp.MethodPromptsList):            decodeAs[mcp.ListPromptsRequest],
+		string(mcp.MethodPromptsGet):             decodeAs[mcp.GetPromptRequest],
+		string(mcp.MethodToolsList):              decodeAs[mcp.ListToolsRequest],
+		string(mcp.MethodToolsCall):              decodeToolsCall,
+		string(mcp.MethodTasksGet):               decodeAs[mcp.GetTaskRequest],
+		string(mcp.MethodTasksList):              decodeAs[mcp.ListTasksRequest],
+		string(mcp.MethodTasksResult):            decodeAs[mcp.TaskResultRequest],
+		string(mcp.MethodTasksCancel):            decodeAs[mcp.CancelTaskRequest],
+		string(mcp.MethodCompletionComplete):     decodeAs[mcp.CompleteRequest],
+	},
 }
 
-func decodeAs[T any](message json.RawMessage) error {
+// decodeBase reads the method of a message mcp-go has decoded already (the
+// hook is given no other); one whose method does not decode passes, as it
+// did before the hook.
+func decodeBase(message []byte) (adapter.Envelope, error) {
+	var base struct {
+		Method mcp.MCPMethod `json:"method"`
+	}
+	if json.Unmarshal(message, &base) != nil {
+		return adapter.Envelope{}, nil
+	}
+	return adapter.Envelope{Method: string(base.Method)}, nil
+}
+
+func decodeAs[T any](e adapter.Envelope) error {
 	var v T
-	return json.Unmarshal(message, &v)
+	return json.Unmarshal(e.Message, &v)
 }
 
 // decodeToolsCall fails exactly when decoding message into an
@@ -72,7 +89,7 @@ func decodeAs[T any](message json.RawMessage) error {
 // decodes this same shape, then the arguments into an any, which (the JSON
 // being valid, as the first decode found) fails only on a number beyond
 // float64's range.
-func decodeToolsCall(message json.RawMessage) error {
+func decodeToolsCall(e adapter.Envelope) error {
 	var v struct {
 		Params struct {
 			Name      string          `json:"name"`
@@ -82,7 +99,7 @@ func decodeToolsCall(message json.RawMessage) error {
 			mcp.MultiRoundTripParams
 		} `json:"params"`
 	}
-	if err := json.Unmarshal(message, &v); err != nil {
+	if err := json.Unmarshal(e.Message, &v); err != nil {
 		return err
 	}
 	return numbersInRange(v.Params.Arguments)
@@ -117,39 +134,19 @@ func numbersInRange(b []byte) error {
 }
 
 // addParseGuard adds to h the hook that answers a request mcp-go could not
-// decode with [errParams] instead of the decoder's text, which it logs to
-// cfg's fallback logger. A non-nil s limits it to requests to s.
+// decode with the kit's fixed invalid-request error instead of the
+// decoder's text, which the kit logs to cfg's fallback logger. A non-nil s
+// limits it to requests to s.
 func addParseGuard(h *server.Hooks, cfg *adapter.Config, s *server.MCPServer) {
+	g := adapter.NewFrameGuard(cfg, codec)
 	h.AddOnRequestInitialization(func(ctx context.Context, id any, message any) error {
 		raw, ok := message.(json.RawMessage)
 		if !ok || !forServer(ctx, s) {
 			return nil
 		}
-		if quickToolsCall(raw) {
-			return nil // the shape every client sends: decodes, nothing to decode twice
+		if r := g.CheckMessage(ctx, raw); r != nil {
+			return r
 		}
-		var base struct {
-			Method mcp.MCPMethod `json:"method"`
-		}
-		if json.Unmarshal(raw, &base) != nil {
-			return nil // mcp-go decoded it already: not a request this hook is given
-		}
-		decode := decoders[base.Method]
-		if decode == nil {
-			return nil
-		}
-		err := decode(raw)
-		if err == nil {
-			return nil
-		}
-		l := cfg.Logger
-		if l == nil {
-			l = slog.Default()
-		}
-		adapter.Run(func() { // a logger that panics changes nothing
-			l.WarnContext(ctx, cfg.Name+": a request's params do not decode; answered with a fixed invalid-request error",
-				"method", string(base.Method), "err", err.Error())
-		})
-		return errParams
+		return nil
 	})
 }

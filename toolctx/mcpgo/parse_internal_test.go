@@ -1,14 +1,18 @@
 package mcpgo
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // TestDecodeToolsCallAgrees holds the allocation-light tools/call check to
@@ -41,7 +45,7 @@ func TestDecodeToolsCallAgrees(t *testing.T) {
 	for _, f := range frames {
 		var want mcp.CallToolRequest
 		wantErr := json.Unmarshal([]byte(f), &want)
-		got := decodeToolsCall(json.RawMessage(f))
+		got := decodeToolsCall(adapter.Envelope{Message: []byte(f)})
 		assert.Equal(t, wantErr != nil, got != nil, "frame %s: mcp-go's decode says %v, the check says %v", f, wantErr, got)
 	}
 }
@@ -82,8 +86,9 @@ func randomJSON(r *rand.Rand, depth int) string {
 	}
 }
 
-// TestQuickToolsCallIsSafe: the fast path says yes only to what mcp-go
-// decodes, says yes to what clients send, and allocates nothing.
+// TestQuickToolsCallIsSafe: the guard passes only what mcp-go decodes,
+// passes what clients send, and reads that without allocating (the kit's
+// fast path; anything else is decoded).
 func TestQuickToolsCallIsSafe(t *testing.T) {
 	frames := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"x":1e999999}}}`,
@@ -97,19 +102,24 @@ func TestQuickToolsCallIsSafe(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","task":5}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"str"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"\u017fname":5}}`,
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 3000 {
 		frames = append(frames, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%s,"arguments":%s,"_meta":%s}}`,
 			[]string{`"echo"`, `null`, `5`, `[]`}[r.IntN(4)], randomJSON(r, 3), []string{`null`, `{}`, `"x"`, randomJSON(r, 2)}[r.IntN(4)]))
 	}
+	g := adapter.NewFrameGuard(&adapter.Config{Logger: slog.New(slog.DiscardHandler)}, codec)
+	ctx := context.Background()
 	for _, f := range frames {
 		var req mcp.CallToolRequest
-		if quickToolsCall([]byte(f)) {
-			assert.NoError(t, json.Unmarshal([]byte(f), &req), "the fast path passed %s, which mcp-go does not decode", f)
+		if g.CheckMessage(ctx, []byte(f)) == nil {
+			assert.NoError(t, json.Unmarshal([]byte(f), &req), "the guard passed %s, which mcp-go does not decode", f)
 		}
 	}
 	typical := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello","n":3,"ok":true,"list":[1.5,null]},"_meta":{"progressToken":"p1"}}}`)
-	assert.True(t, quickToolsCall(typical), "the shape clients send takes the fast path")
-	assert.Zero(t, testing.AllocsPerRun(1000, func() { quickToolsCall(typical) }), "the fast path allocates nothing")
+	assert.Nil(t, g.CheckMessage(ctx, typical), "the shape clients send passes")
+	if !raceEnabled {
+		assert.Zero(t, testing.AllocsPerRun(1000, func() { g.CheckMessage(ctx, typical) }), "and is read without allocating")
+	}
 }

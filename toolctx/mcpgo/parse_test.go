@@ -19,21 +19,22 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolmw/toolmw/internal/hostileframes"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
 )
 
-// goInternals are strings of Go's and encoding/json's own vocabulary, which
-// no byte a client receives may hold.
-var goInternals = []string{"json:", "Go struct", "Go value", "reflect", "of type", "float64", "mcp.", "github.com/",
-	"interface {}", "map[string]", "unmarshal", "goroutine "}
+// goInternals are strings of Go's and its decoders' own vocabulary, which
+// no byte a client receives may hold (the table both adapters' tests use).
+var goInternals = hostileframes.GoInternals()
 
 // hostileFrames are raw JSON-RPC frames a hostile client sends: numbers
 // beyond float64, params fields of the wrong JSON type, deep nesting,
 // invalid UTF-8, duplicate keys, truncated frames.
 func hostileFrames() map[string]string {
 	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
-	return map[string]string{
+	frames := hostileframes.Envelopes() // the envelopes both adapters' tests send
+	for k, v := range map[string]string{
 		"huge number in arguments": `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"x":1e999999}}}`,
 		"huge number in _meta":     `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":1e999999}}}`,
 		"huge number as id":        `{"jsonrpc":"2.0","id":1e999999,"method":"tools/call","params":{"name":"echo"}}`,
@@ -51,7 +52,10 @@ func hostileFrames() map[string]string {
 		"duplicate keys":           `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","name":"echo","arguments":{"x":"a","x":1e999999}}}`,
 		"truncated":                `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ec`,
 		"bad notification":         `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1e999999}}`,
+	} {
+		frames[k] = v
 	}
+	return frames
 }
 
 // rawSender sends one raw frame to a server and returns every byte the

@@ -43,7 +43,9 @@ func Example_chain() {
 		log.Fatal(err) // a bad tool name or schema: an error here, not a panic
 	}
 	mcpsdk.Install(server, chain.Middleware()) // native mcp.AddTool tools are wrapped too
-	if err := server.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	// GuardTransport: a message go-sdk cannot decode is answered with a
+	// fixed error, not the decoder's text.
+	if err := server.Run(context.Background(), mcpsdk.GuardTransport(&mcp.StdioTransport{})); err != nil {
 		log.Fatal(err)
 	}
 }

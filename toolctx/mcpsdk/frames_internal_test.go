@@ -1,0 +1,163 @@
+package mcpsdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/toolmw/toolmw/toolctx/adapter"
+)
+
+// guardMethods are the methods go-sdk v1.8.0's server decodes params for
+// (serverMethodInfos, mcp/server.go); the codec must check each.
+var guardMethods = []string{
+	"completion/complete", "server/discover", "initialize", "ping", "prompts/list", "prompts/get", "tools/list",
+	"tools/call", "resources/list", "resources/templates/list", "resources/read", "logging/setLevel",
+	"resources/subscribe", "subscriptions/listen", "resources/unsubscribe", "notifications/cancelled",
+	"notifications/initialized", "notifications/roots/list_changed", "notifications/progress",
+}
+
+func TestFrameCodecMethods(t *testing.T) {
+	var got []string
+	for m := range frameCodec.Params {
+		got = append(got, m)
+	}
+	slices.Sort(got)
+	want := slices.Clone(guardMethods)
+	slices.Sort(want)
+	assert.Equal(t, want, got)
+}
+
+// sdkDecodes is what go-sdk does with a message, by its own codec: the
+// envelope with jsonrpc.DecodeMessage, the params with the decoder it uses.
+func sdkDecodes(frame string) bool {
+	msg, err := jsonrpc.DecodeMessage([]byte(frame))
+	if err != nil {
+		return false
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return true
+	}
+	check := frameCodec.Params[req.Method]
+	return check == nil || check(adapter.Envelope{Params: req.Params}) == nil
+}
+
+// The guard passes exactly the tools/call frames go-sdk decodes, and the
+// shape clients send without allocating (the kit's fast path, which says
+// yes only to frames it has read whole).
+func TestFrameGuardAgreesWithSDK(t *testing.T) {
+	g := newFrameGuard(&adapter.Config{Logger: slog.New(slog.DiscardHandler)})
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(5, 6))
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	for range 5000 {
+		f := fmt.Sprintf(`{"jsonrpc":%s,"id":%s,"method":"tools/call","params":{"name":%s,"arguments":%s,"_meta":%s%s}}`,
+			pick(`"2.0"`, `"2.0"`, `"1.0"`, `2`),
+			pick(`1`, `"a"`, `null`, `1.5`, `-0`, `1e999999`, `{}`, `[]`, `true`, `"\u00e9"`),
+			pick(`"echo"`, `null`, `5`, `[]`, `"\u0000"`),
+			randomJSON(r, 3),
+			pick(`null`, `{}`, `"x"`, `{"progressToken":1e400}`, `{"a":[1,2,{"b":-1e-400}]}`, `{"k":1e308}`),
+			pick(``, `,"Name":5`, `,"x":1e999999`, `,"requestState":5`, `,"inputResponses":{}`, `,"n\u0061me":5`, `,"_meta":5`))
+		_, pass := g.CheckFrame(ctx, []byte(f))
+		assert.Equal(t, sdkDecodes(f), pass, "frame %s", f)
+	}
+	typical := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello","n":3,"ok":true,"list":[1.5,null]},"_meta":{"progressToken":"p1"}}}`)
+	_, pass := g.CheckFrame(ctx, typical)
+	assert.True(t, pass, "the shape clients send passes")
+	params := []byte(`{"name":"echo","arguments":{"q":"hello"}}`)
+	assert.Nil(t, g.CheckParams(ctx, "tools/call", params, false))
+	if !raceEnabled {
+		assert.Zero(t, testing.AllocsPerRun(1000, func() { g.CheckFrame(ctx, typical) }), "and is read without allocating")
+		assert.Zero(t, testing.AllocsPerRun(1000, func() { g.CheckParams(ctx, "tools/call", params, false) }), "in memory too")
+	}
+}
+
+// randomJSON is a valid JSON value with numbers of every magnitude (some
+// beyond float64's range), escapes and nesting.
+func randomJSON(r *rand.Rand, depth int) string {
+	switch k := r.IntN(7); {
+	case depth == 0 || k == 0:
+		switch r.IntN(4) {
+		case 0:
+			return fmt.Sprint(r.IntN(100000) - 50000)
+		case 1:
+			return fmt.Sprintf("%d.%de%d", r.IntN(100), r.IntN(1000), r.IntN(700)-350)
+		case 2:
+			return strings.Repeat("9", 1+r.IntN(400))
+		default:
+			return `"a\"b\\u00e9"`
+		}
+	case k == 1:
+		return []string{"true", "false", "null"}[r.IntN(3)]
+	case k <= 4:
+		parts := make([]string, r.IntN(4))
+		for i := range parts {
+			parts[i] = randomJSON(r, depth-1)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	default:
+		parts := make([]string, r.IntN(4))
+		for i := range parts {
+			parts[i] = fmt.Sprintf(`"k%d":%s`, i, randomJSON(r, depth-1))
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+}
+
+// BenchmarkFrameGuard is what the guard costs a tools/call of the common
+// shape: the whole frame (stdio, HTTP) and the params alone (in memory)
+// (go test ./toolctx/mcpsdk -run '^$' -bench FrameGuard).
+func BenchmarkFrameGuard(b *testing.B) {
+	g := newFrameGuard(&adapter.Config{Logger: slog.New(slog.DiscardHandler)})
+	ctx := context.Background()
+	frame := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello","n":3},"_meta":{"progressToken":"p1"}}}`)
+	params := []byte(`{"name":"echo","arguments":{"text":"hello","n":3},"_meta":{"progressToken":"p1"}}`)
+	b.Run("frame", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			g.CheckFrame(ctx, frame)
+		}
+	})
+	b.Run("params", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			g.CheckParams(ctx, "tools/call", params, false)
+		}
+	})
+}
+
+// The net under the guard: an error carrying go-sdk's decoder text, which
+// the guard did not foresee, leaves with the fixed message and the SDK's
+// code; anything else leaves as it is, undecoded.
+func TestNetScrubsDecoderText(t *testing.T) {
+	leak := `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"handling 'x/y': invalid params: unmarshaling \"5\" into a *mcp.XParams: json: cannot unmarshal number into Go value of type mcp.XParams"}}` + "\n"
+	got, changed := scrubLine([]byte(leak))
+	assert.True(t, changed)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid request: its params do not match the method's"}}`, string(got))
+	got, changed = scrubLine([]byte("[" + strings.TrimSpace(leak) + `,{"jsonrpc":"2.0","id":2,"result":{}}]` + "\n"))
+	assert.True(t, changed)
+	assert.NotContains(t, string(got), "unmarshal")
+	assert.Contains(t, string(got), `"result":{}`)
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"error: json: fine in a result"}]}}` + "\n",
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found"}}` + "\n",
+	} {
+		got, changed := scrubLine([]byte(line))
+		assert.False(t, changed, line)
+		assert.Equal(t, line, string(got))
+	}
+	resp := &jsonrpc.Response{ID: jsonrpc.ID{}, Error: fmt.Errorf("%w: unmarshaling %q into a *mcp.X: %w", &jsonrpc.Error{Code: -32602, Message: "invalid params"}, "5", errors.New("json: cannot unmarshal"))}
+	out := scrubResponse(resp).(*jsonrpc.Response)
+	assert.Equal(t, &jsonrpc.Error{Code: -32602, Message: adapter.MsgFrameParams}, out.Error)
+	ok := &jsonrpc.Response{Error: &jsonrpc.Error{Code: -32601, Message: "method not found"}}
+	assert.Same(t, ok, scrubResponse(ok))
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package mcpsdk
+
+const raceEnabled = false
