@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/internal/syncbuf"
 )
 
 // TestConfigErrorsNameTheLine: every mistake in the file is refused at
@@ -81,7 +83,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-config", "/nonexistent/proxy.yaml", "--", "x"}, "cannot read the configuration"},
 		{[]string{"server"}, "put the upstream command after --"},
 	} {
-		stderr := &syncBuffer{}
+		stderr := &syncbuf.Buffer{}
 		code := run(context.Background(), c.args, nil, stderr, stderr)
 		assert.Equal(t, 2, code, "%v", c.args)
 		assert.Contains(t, stderr.String(), c.want, "%v", c.args)
@@ -91,7 +93,7 @@ func TestUsageErrors(t *testing.T) {
 // TestUpstreamDoesNotStart: an upstream that cannot start is reported at
 // once, with its error, and the proxy exits.
 func TestUpstreamDoesNotStart(t *testing.T) {
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	code := run(context.Background(), []string{"-stdio", "-audit-db", filepath.Join(t.TempDir(), "a.db"), "--", "/nonexistent/server"}, nil, stderr, stderr)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr.String(), `the upstream "/nonexistent/server" did not start`)
