@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/syncbuf"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/adapter"
@@ -417,7 +418,7 @@ func TestPanickingEmitterDoesNotFailTheCall(t *testing.T) {
 		"emitter panicking oddly":      audit.EmitterFunc(func(context.Context, audit.Record) { panic(shapes.ErrorPanics{Secret: "sink exploded"}) }),
 		"Direct over a panicking sink": audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { panic("sink exploded") }), audit.DirectConfig{}),
 	} {
-		var logged syncBuffer
+		var logged syncbuf.Buffer
 		fallback := discardLogger(&logged)
 		opts := []audit.Option{audit.WithFallbackLogger(fallback)}
 		if strings.HasPrefix(name, "Direct") {
@@ -442,7 +443,7 @@ func TestPanickingEmitterDoesNotFailTheCall(t *testing.T) {
 }
 
 func TestDirectFailingSinkLogsTheRow(t *testing.T) {
-	var logged syncBuffer
+	var logged syncbuf.Buffer
 	e := audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { return errors.New("collector: connection refused") }), audit.DirectConfig{FallbackLogger: discardLogger(&logged)})
 	e.Emit(context.Background(), audit.Record{Kind: audit.KindTool, CallID: "call-7", Outcome: audit.OutcomeOK})
 	assert.Contains(t, logged.String(), "collector: connection refused", "the error")
@@ -451,7 +452,7 @@ func TestDirectFailingSinkLogsTheRow(t *testing.T) {
 
 	// Used on its own (by audit.HTTP, say), Direct does not let a
 	// panicking sink lose the row either.
-	logged = syncBuffer{}
+	logged = syncbuf.Buffer{}
 	e = audit.Direct(audit.SinkFunc(func(context.Context, []audit.Record) error { panic(shapes.ErrorPanics{Secret: "disk gone"}) }), audit.DirectConfig{FallbackLogger: discardLogger(&logged)})
 	require.NotPanics(t, func() {
 		e.Emit(context.Background(), audit.Record{Kind: audit.KindHTTP, CallID: "call-8", Outcome: audit.OutcomeOK, Status: 200})
@@ -464,7 +465,7 @@ func TestDirectFailingSinkLogsTheRow(t *testing.T) {
 
 func TestPanickingRedactorKeepsTheRow(t *testing.T) {
 	var c capture
-	var logged syncBuffer
+	var logged syncbuf.Buffer
 	redact := func(string, json.RawMessage) json.RawMessage { panic("redactor exploded") }
 	h, err := middleware.New(audit.Interceptor(&c, audit.WithArguments(redact), audit.WithFallbackLogger(discardLogger(&logged)))).
 		ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult { return toolctx.TextResult("ok") })
@@ -494,7 +495,7 @@ func TestRowsForHostileShapes(t *testing.T) {
 	for range n {
 		cases = append(cases, shapes.Random(r, canary))
 	}
-	var logged syncBuffer
+	var logged syncbuf.Buffer
 	for i, sc := range cases {
 		var c capture
 		h, err := middleware.New(

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/internal/syncbuf"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 )
@@ -60,7 +61,7 @@ func TestDirectAppliesLimits(t *testing.T) {
 // TestSlogSinkEmitAppliesLimits: a row emitted to a SlogSink is logged cut
 // to audit.DefaultLimits.
 func TestSlogSinkEmitAppliesLimits(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	sink := audit.NewSlogSink(slog.NewJSONHandler(&out, nil))
 	h, req := hugeCall(t)
 	chain, err := middleware.New(audit.Interceptor(sink, audit.WithArguments(redactNothing))).Then(h)
@@ -73,7 +74,7 @@ func TestSlogSinkEmitAppliesLimits(t *testing.T) {
 // TestEmitterPanicFallbackAppliesLimits: the row of an emitter that
 // panicked is logged to the fallback logger cut to audit.DefaultLimits.
 func TestEmitterPanicFallbackAppliesLimits(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	h, req := hugeCall(t)
 	panicky := audit.EmitterFunc(func(context.Context, audit.Record) { panic("emitter down") })
 	chain, err := middleware.New(audit.Interceptor(panicky, audit.WithArguments(redactNothing), audit.WithFallbackLogger(discardLogger(&out)))).Then(h)

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/internal/syncbuf"
 )
 
 // onceSink is an in-memory OnceSink: a ledger of batch ids next to the
@@ -224,7 +225,7 @@ func TestCloseWithTheStoreHangingReturnsByTheDeadline(t *testing.T) {
 func TestSpoolFullCountsAndLogsDrops(t *testing.T) {
 	s := newOnceSink()
 	s.down.Store(true)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	fb := &memSink{}
 	w := audit.NewAsync(s, audit.AsyncConfig{BatchSize: 50, FlushInterval: time.Millisecond, Backoff: time.Hour,
 		DropLogInterval: 10 * time.Millisecond, Fallback: fb, FallbackLogger: discardLogger(&logs),
@@ -266,7 +267,7 @@ func TestSpoolTornTailIsCut(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	sp := openSpool(t, dir, audit.SpoolConfig{FallbackLogger: discardLogger(&logs)})
 	assert.Equal(t, 100, sp.Rows(), "the good batches are kept")
 	assert.Contains(t, logs.String(), "spool segment damaged", "the damage is reported")

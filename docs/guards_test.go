@@ -35,7 +35,7 @@ func Example_guards() {
 		middleware.ScrubSecrets(middleware.ScrubConfig{}),
 		// Resilience: retry the idempotent fetch; each attempt has its own deadline.
 		middleware.When(middleware.Tools("fetch"), middleware.Retry(middleware.RetryConfig{InitialBackoff: time.Millisecond})),
-		middleware.When(middleware.Tools("export"), middleware.Timeout(100*time.Millisecond)),
+		middleware.When(middleware.Tools("export"), middleware.Timeout(time.Second)),
 	)
 	// doc:end guards
 	_ = chain

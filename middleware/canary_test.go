@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/syncbuf"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolmwtest/shapes"
@@ -32,7 +33,7 @@ type canaryChain struct {
 	h     toolctx.Handler
 	diag  *diagRecorder
 	after *afterRecorder
-	log   *syncBuffer
+	log   *syncbuf.Buffer
 }
 
 func newCanaryChain(t *testing.T, handler toolctx.Handler) canaryChain {

@@ -1,7 +1,6 @@
 package middleware_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -18,32 +17,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/syncbuf"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // bufLogger returns a logger writing text records to a buffer.
-func bufLogger() (*slog.Logger, *syncBuffer) {
-	buf := &syncBuffer{}
+func bufLogger() (*slog.Logger, *syncbuf.Buffer) {
+	buf := &syncbuf.Buffer{}
 	return slog.New(slog.NewTextHandler(buf, nil)), buf
 }
 

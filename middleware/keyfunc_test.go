@@ -11,12 +11,13 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/syncbuf"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
 // captureDefault makes slog.Default() write to a buffer for the test.
-func captureDefault(t *testing.T) *syncBuffer {
+func captureDefault(t *testing.T) *syncbuf.Buffer {
 	l, buf := bufLogger()
 	old := slog.Default()
 	slog.SetDefault(l)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx"
@@ -47,9 +48,10 @@ type ScopePolicy struct {
 // the per-tool scopes too), and enforces the scopes every call needs
 // (RequireBearerTokenOptions.Scopes). The mcpsdk adapter turns its
 // TokenInfo into Request.Identity (UserID as subject, Scopes), which is
-// what RequireScopes reads. A policy mistake (an empty tool name or scope)
-// panics, at construction. In observe mode ([Observe]) a call it would
-// reject runs, noted "would_reject=require_scopes".
+// what RequireScopes reads. A policy mistake (an empty tool name or
+// scope, a scope with white space in it) panics, at construction. In
+// observe mode ([Observe]) a call it would reject runs, noted
+// "would_reject=require_scopes".
 func RequireScopes(p ScopePolicy) toolctx.Middleware {
 	tools := make(map[string][]string, len(p.Tools))
 	for tool, scopes := range p.Tools {
@@ -86,14 +88,24 @@ func RequireScopes(p ScopePolicy) toolctx.Middleware {
 	}
 }
 
-// checkScopes returns a copy of scopes, panicking on an empty one.
+// checkScopes returns a copy of scopes without repeats, panicking on an
+// empty one or one with white space in it, which no caller can hold (an
+// OAuth token's scopes are separated by spaces: RFC 6749, section 3.3),
+// so that a policy that can never admit a call fails at construction.
 func checkScopes(what string, scopes []string) []string {
+	var out []string
 	for _, s := range scopes {
 		if strings.TrimSpace(s) == "" {
 			panic(fmt.Sprintf("middleware.RequireScopes: %s has an empty scope", what))
 		}
+		if strings.ContainsFunc(s, unicode.IsSpace) {
+			panic(fmt.Sprintf("middleware.RequireScopes: %s has the scope %q, with white space, which no caller can hold (scopes are separated by spaces)", what, s))
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
 	}
-	return slices.Clone(scopes)
+	return out
 }
 
 func scopeMessage(tool string, missing []string) string {

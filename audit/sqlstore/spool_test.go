@@ -217,7 +217,7 @@ func TestSpoolOnAFullFilesystem(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	require.Eventually(t, func() bool { return logs.contains("AUDIT ROWS DROPPED") }, 10*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return logs.contains("AUDIT ROWS DROPPED") }, time.Minute, 5*time.Millisecond,
 		"the drops are logged")
 	_ = w.Close(context.Background())
 	st := w.Stats()

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolmw/toolmw/internal/syncbuf"
 )
 
 // BenchmarkCall measures one tools/call (the leaky upstream's echo, a few
@@ -92,7 +94,7 @@ func connectStdioProxy(b *testing.B, args ...string) *mcp.ClientSession {
 	if err != nil {
 		b.Fatal(err)
 	}
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(context.Background(), append([]string{"-stdio", "-audit-db", filepath.Join(b.TempDir(), "audit.db")}, args...), inR, outW, stderr)

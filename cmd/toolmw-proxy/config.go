@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -382,6 +383,8 @@ func (v *validator) check(c *Config) {
 		for i, s := range t.Scopes {
 			if s == "" {
 				v.failf(append(at, "scopes", i), "tools.%s.scopes: a scope is empty", name)
+			} else if strings.ContainsFunc(s, unicode.IsSpace) {
+				v.failf(append(at, "scopes", i), "tools.%s.scopes: %q has white space, which no caller can hold (scopes are separated by spaces)", name, s)
 			}
 		}
 		if r := t.Rate; r != nil {
@@ -396,6 +399,8 @@ func (v *validator) check(c *Config) {
 	for i, s := range c.DefaultScopes {
 		if s == "" {
 			v.failf([]any{"default_scopes", i}, "default_scopes: a scope is empty")
+		} else if strings.ContainsFunc(s, unicode.IsSpace) {
+			v.failf([]any{"default_scopes", i}, "default_scopes: %q has white space, which no caller can hold (scopes are separated by spaces)", s)
 		}
 	}
 	if c.Scrub != nil {

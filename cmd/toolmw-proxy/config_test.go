@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/internal/syncbuf"
 )
 
 // TestConfigErrorsNameTheLine: every mistake in the file is refused at
@@ -21,6 +23,8 @@ func TestConfigErrorsNameTheLine(t *testing.T) {
 		{"wrong type", "timeouts:\n  call: soon\n", "proxy.yaml:2: "},
 		{"negative timeout", "tools:\n  deploy:\n    timeout: -1s\n", "proxy.yaml:3: tools.deploy.timeout must be positive"},
 		{"empty scope", "tools:\n  deploy:\n    scopes: [ok, \"\"]\n", "proxy.yaml:3: tools.deploy.scopes: a scope is empty"},
+		{"scope with a space", "tools:\n  deploy:\n    scopes: [\"deploy prod\"]\n", "proxy.yaml:3: tools.deploy.scopes: \"deploy prod\" has white space"},
+		{"default scope with a space", "default_scopes: [\" read\"]\n", "proxy.yaml:1: default_scopes: \" read\" has white space"},
 		{"bad rate", "tools:\n  search:\n    rate:\n      per_second: 0\n", "proxy.yaml:4: tools.search.rate.per_second must be positive"},
 		{"both upstreams", "upstream:\n  command: [x]\n  url: http://127.0.0.1:1/mcp\n", "proxy.yaml:3: upstream: give command or url, not both"},
 		{"bad url", "upstream:\n  url: ftp://x\n", "proxy.yaml:2: upstream.url must be an http"},
@@ -81,7 +85,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-config", "/nonexistent/proxy.yaml", "--", "x"}, "cannot read the configuration"},
 		{[]string{"server"}, "put the upstream command after --"},
 	} {
-		stderr := &syncBuffer{}
+		stderr := &syncbuf.Buffer{}
 		code := run(context.Background(), c.args, nil, stderr, stderr)
 		assert.Equal(t, 2, code, "%v", c.args)
 		assert.Contains(t, stderr.String(), c.want, "%v", c.args)
@@ -91,7 +95,7 @@ func TestUsageErrors(t *testing.T) {
 // TestUpstreamDoesNotStart: an upstream that cannot start is reported at
 // once, with its error, and the proxy exits.
 func TestUpstreamDoesNotStart(t *testing.T) {
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	code := run(context.Background(), []string{"-stdio", "-audit-db", filepath.Join(t.TempDir(), "a.db"), "--", "/nonexistent/server"}, nil, stderr, stderr)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr.String(), `the upstream "/nonexistent/server" did not start`)

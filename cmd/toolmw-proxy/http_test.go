@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/syncbuf"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 )
@@ -26,9 +27,9 @@ var proxyURL = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)`)
 // startHTTPProxy runs the proxy on streamable HTTP on a free loopback port
 // with args; it returns the endpoint's URL once the proxy serves it. The
 // cleanup stops the proxy and waits for it.
-func startHTTPProxy(t testing.TB, args ...string) (string, *syncBuffer) {
+func startHTTPProxy(t testing.TB, args ...string) (string, *syncbuf.Buffer) {
 	t.Helper()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	db := filepath.Join(t.TempDir(), "audit.db")
@@ -171,7 +172,7 @@ func TestOriginCheck(t *testing.T) {
 // TestRefusesOpenAddressWithoutAuth: the proxy listens beyond loopback
 // only with authentication configured.
 func TestRefusesOpenAddressWithoutAuth(t *testing.T) {
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	code := run(context.Background(), []string{"-addr", "0.0.0.0:0", "--", "true"}, nil, stderr, stderr)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr.String(), "is not a loopback address: configure auth.tokens")

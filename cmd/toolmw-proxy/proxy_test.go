@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,33 +19,16 @@ import (
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/audit/sqlstore"
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/syncbuf"
 	"github.com/toolmw/toolmw/toolctx"
 )
-
-// syncBuffer is a bytes.Buffer safe for the proxy's logger and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // proxied is a proxy run in the test's process, over stdio pipes, with a
 // go-sdk client connected to it.
 type proxied struct {
 	cs     *mcp.ClientSession
 	db     string
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	done   chan int
 	// progress gets the client's progress notifications.
 	progress chan *mcp.ProgressNotificationParams
@@ -70,7 +51,7 @@ func leakyConfig(t testing.TB, extra string) string {
 // for the proxy to exit.
 func startProxy(t *testing.T, args ...string) *proxied {
 	t.Helper()
-	p := &proxied{db: filepath.Join(t.TempDir(), "audit.db"), stderr: &syncBuffer{}, done: make(chan int, 1),
+	p := &proxied{db: filepath.Join(t.TempDir(), "audit.db"), stderr: &syncbuf.Buffer{}, done: make(chan int, 1),
 		progress: make(chan *mcp.ProgressNotificationParams, 100), listChanged: make(chan struct{}, 100)}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

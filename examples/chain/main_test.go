@@ -42,15 +42,31 @@ export {"rows":1000}
    audit row: tool=export outcome=ok code= message=""
    client got: ok {"exported":1000}
 export {"rows":5000000}
-   audit row: tool=export outcome=timeout code=timeout message="the tool call timed out after 100ms"
-   client got: isError "the tool call timed out after 100ms" {"code":"timeout"}
+   audit row: tool=export outcome=timeout code=timeout message="the tool call timed out after 1s"
+   client got: isError "the tool call timed out after 1s" {"code":"timeout"}
 `
 
+// fastExportTimedOut is how the run shows the 1 ms export missing its 1 s
+// deadline: only a machine that starved the process for a second does
+// that (seen once in 50 runs under -race at load 30 on 2 cores).
+const fastExportTimedOut = "export {\"rows\":1000}\n   audit row: tool=export outcome=timeout"
+
+// TestRun compares the whole output of a run. The run's Timeout is the
+// real clock's: a run whose 1 ms export timed out is run again, three
+// times at most, and the last run is compared.
 func TestRun(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	var out bytes.Buffer
-	require.NoError(t, run(context.Background(), &out))
-	got := out.String()
+	const attempts = 3
+	var got string
+	for attempt := 1; ; attempt++ {
+		var out bytes.Buffer
+		require.NoError(t, run(context.Background(), &out))
+		got = out.String()
+		if !strings.Contains(got, fastExportTimedOut) || attempt == attempts {
+			break
+		}
+		t.Logf("run %d: the 1 ms export missed its 1 s deadline (the process was starved for a second); running again", attempt)
+	}
 	hint := regexp.MustCompile(`retry after 29s|"retry_after_ms":29000`)
 	if n := len(hint.FindAllString(got, -1)); n > 0 {
 		t.Logf("the rate limiter's hint read 29s (%d places): more than a second passed between the first search and the limited one", n)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,27 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/toolmw/toolmw/internal/syncbuf"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // checkClient checks what mcp-go's client got for every call.
 func checkClient(t *testing.T, got string) {
@@ -107,7 +90,7 @@ func TestHTTPTransports(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			stdout, stderr := &syncBuffer{}, &syncBuffer{}
+			stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 			done := make(chan int, 1)
 			go func() {
 				done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, tc.flags...), strings.NewReader(""), stdout, stderr)
@@ -145,7 +128,7 @@ func TestHTTPTransports(t *testing.T) {
 func TestStdio(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	done := make(chan int, 1)
 	go func() {
 		code := run(context.Background(), []string{"-stdio"}, inR, outW, stderr)

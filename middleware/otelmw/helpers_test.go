@@ -65,7 +65,7 @@ func (tel *telemetry) options(extra ...otelmw.Option) []otelmw.Option {
 // waitSpans waits until n spans have ended and returns them.
 func (tel *telemetry) waitSpans(t testing.TB, n int) []sdktrace.ReadOnlySpan {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(tel.spans.Ended()) >= n }, 10*time.Second, 5*time.Millisecond, "want %d ended spans", n)
+	require.Eventually(t, func() bool { return len(tel.spans.Ended()) >= n }, time.Minute, 5*time.Millisecond, "want %d ended spans", n)
 	return tel.spans.Ended()
 }
 

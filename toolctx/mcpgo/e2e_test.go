@@ -348,7 +348,7 @@ func TestCancellation(t *testing.T) {
 			cancel()
 			o := <-done
 			// Wait for the server side to finish the call.
-			require.Eventually(t, func() bool { _, rows, _ := rec.snapshot(); return len(rows) == 1 }, 5*time.Second, 5*time.Millisecond)
+			require.Eventually(t, func() bool { _, rows, _ := rec.snapshot(); return len(rows) == 1 }, time.Minute, 5*time.Millisecond)
 			diags, rows, _ := rec.snapshot()
 			assert.Empty(t, diags, "no diagnostics after cancellation")
 			assert.Equal(t, errs.CodeCanceled, rows[0].Outcome.Public.Code)

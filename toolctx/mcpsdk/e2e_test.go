@@ -458,8 +458,18 @@ func TestBehaviourTable(t *testing.T) {
 			t.Run("cancellation: no late response, no diagnostics", func(t *testing.T) {
 				c := next()
 				cctx, cancel := context.WithCancel(ctx)
-				go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-				_, err := f.call(t, cctx, "block", map[string]any{}, c)
+				defer cancel()
+				go func() {
+					// Cancel once the handler runs: sooner, the client
+					// might not have sent the call at all.
+					f.awaitRecords(func(r []record) bool { return len(forCase(r, "entered", c)) == 1 })
+					cancel()
+				}()
+				wait := time.Minute.Milliseconds() // the cancellation ends it
+				if tk.name == "http-stateless" {
+					wait = 200 // it runs to its end
+				}
+				_, err := f.call(t, cctx, "block", map[string]any{"id": c, "wait_ms": wait}, c)
 				require.Error(t, err)
 				require.True(t, errors.Is(err, context.Canceled), err)
 				recs := f.waitRecords(t, func(r []record) bool { return len(forCase(r, "after", c)) == 1 })

@@ -1,13 +1,11 @@
 package mcpsdk_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/syncbuf"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
@@ -158,7 +157,7 @@ func TestURLElicitation(t *testing.T) {
 // one that cannot be encoded cannot hang the call: the client gets the
 // generic failure, and the fallback logger the cause.
 func TestInterceptorUnencodable(t *testing.T) {
-	logs := &lockedWriter{w: new(bytes.Buffer)}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	s := mcp.NewServer(&mcp.Implementation{Name: "x"}, nil)
 	s.AddTool(&mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -192,29 +191,11 @@ func TestInterceptorUnencodable(t *testing.T) {
 	require.Equal(t, "fine", text(res))
 }
 
-// lockedWriter serializes writes of concurrent log lines.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(p)
-}
-
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.String()
-}
-
 // TestAddToolWithoutInstallHostile: a toolmw tool on a server without the
 // adapter's middleware: a nil result, a Goexit and a result that cannot be
 // encoded are internal failures, and the server keeps answering.
 func TestAddToolWithoutInstallHostile(t *testing.T) {
-	logs := &lockedWriter{w: new(bytes.Buffer)}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	s := mcp.NewServer(&mcp.Implementation{Name: "x"}, nil)
 	require.NoError(t, mcpsdk.AddTool(s, &mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)},

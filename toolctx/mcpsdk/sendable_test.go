@@ -1,7 +1,6 @@
 package mcpsdk_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/syncbuf"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
@@ -55,7 +55,7 @@ func (m countingMarshaler) MarshalJSON() ([]byte, error) {
 // the adapter does not log it again. An interceptor's result that does
 // encode is encoded once, by the check, and delivered.
 func TestInterceptorUnencodableRow(t *testing.T) {
-	logs := &lockedWriter{w: new(bytes.Buffer)}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	s := mcp.NewServer(&mcp.Implementation{Name: "x"}, nil)
 	s.AddTool(&mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

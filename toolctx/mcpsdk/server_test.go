@@ -311,10 +311,22 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 		return nil, makeErr(in.Shape, req.Params.Name, secret)
 	})
 	// Native tool that waits for the context, then returns late content.
+	// block runs until its context ends, or for wait_ms (1 s by default) on
+	// a transport that does not deliver a cancellation; it records that it
+	// runs, for a test that cancels the call then.
 	s.AddTool(&mcp.Tool{Name: "block", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct {
+			ID     int `json:"id"`
+			WaitMS int `json:"wait_ms"`
+		}
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		if in.WaitMS == 0 {
+			in.WaitMS = 1000
+		}
+		rec.add(record{Kind: "entered", Case: in.ID})
 		select {
 		case <-ctx.Done():
-		case <-time.After(time.Second):
+		case <-time.After(time.Duration(in.WaitMS) * time.Millisecond):
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "LATE-CONTENT " + secretFor(0)}}}, nil
 	})

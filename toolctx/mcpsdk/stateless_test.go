@@ -28,11 +28,15 @@ func TestStatelessPropagateCancellation(t *testing.T) {
 	cs, err := newClient().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, nil)
 	require.NoError(t, err, "connect")
 	defer cs.Close()
-	f := &fixture{name: "http-stateless-propagate", session: cs, received: &capture{}, records: rec.snapshot}
+	f := &fixture{name: "http-stateless-propagate", session: cs, received: &capture{}, records: rec.snapshot, changed: rec.changed}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-	_, err = f.call(t, ctx, "block", map[string]any{}, 1)
+	defer cancel()
+	go func() { // once the handler runs: sooner, the call might not be sent
+		f.awaitRecords(func(r []record) bool { return len(forCase(r, "entered", 1)) == 1 })
+		cancel()
+	}()
+	_, err = f.call(t, ctx, "block", map[string]any{"id": 1, "wait_ms": time.Minute.Milliseconds()}, 1)
 	require.True(t, errors.Is(err, context.Canceled), "the client sees its cancellation: %v", err)
 	recs := f.waitRecords(t, func(r []record) bool { return len(forCase(r, "after", 1)) == 1 })
 	require.Equal(t, string(errs.CodeCanceled), forCase(recs, "after", 1)[0].Code, "the cancellation reached the call")
