@@ -78,6 +78,11 @@ func handler(sdk string, withToolmw bool, logger *slog.Logger) (http.Handler, fu
 		}
 		h = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 			&mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil), Logger: logger})
+		if st != nil {
+			// A request go-sdk cannot decode is answered with a fixed
+			// message, not its decoder's text (docs/transports.md).
+			h = httpmw.CheckFrames(mcpsdk.NewFrameGuard(mcpsdk.WithFallbackLogger(logger)))(h)
+		}
 		endSessions = func() {
 			for ss := range server.Sessions() {
 				_ = ss.Close()
