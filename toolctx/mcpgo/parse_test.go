@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/internal/hostileframes"
+	"github.com/toolmw/toolmw/internal/syncbuf"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
 )
@@ -189,24 +190,6 @@ func rawSSE(t *testing.T, s *server.MCPServer) rawSender {
 	}
 }
 
-// lockedBuffer is a log destination shared by the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // No byte a client receives for a hostile raw frame, on any mcp-go
 // transport, holds Go's vocabulary (a type name, a struct field, a package
 // path, encoding/json's text); a request mcp-go cannot decode is answered
@@ -220,7 +203,7 @@ func TestHostileFramesNameNoGoInternals(t *testing.T) {
 		"sse":             rawSSE,
 	} {
 		t.Run(name, func(t *testing.T) {
-			var logs lockedBuffer
+			var logs syncbuf.Buffer
 			send := sender(t, parseServer(slog.New(slog.NewTextHandler(&logs, nil))))
 			require.Contains(t, string(send(t, initFrame)), `"result"`, "the session is initialized")
 			for frame, raw := range hostileFrames() {

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/internal/hostileframes"
+	"github.com/toolmw/toolmw/internal/syncbuf"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/httpmw"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
@@ -395,7 +396,7 @@ func TestHostileFramesNameNoGoInternals(t *testing.T) {
 	require.Greater(t, len(frames), 300, "the table covers every field of every method")
 	for name, mk := range frameWires {
 		t.Run(name, func(t *testing.T) {
-			var logs lockedBuffer
+			var logs syncbuf.Buffer
 			l := slog.New(slog.NewTextHandler(&logs, nil))
 			t.Cleanup(func() {
 				if t.Failed() {
@@ -428,22 +429,4 @@ func TestHostileFramesNameNoGoInternals(t *testing.T) {
 				`ok a`, "a well-formed call still runs, on the same session")
 		})
 	}
-}
-
-// lockedBuffer is a log destination shared by the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
