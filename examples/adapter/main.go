@@ -24,7 +24,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"sync"
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
@@ -85,8 +84,7 @@ type server struct {
 	// an answer without it, to show what the kit prevents.
 	call func(ctx context.Context, p callParams) reply
 
-	mu  sync.Mutex // one message at a time on w
-	out io.Writer
+	out io.Writer // the kit's guarded stream: one whole message a Write
 }
 
 func newServer(m toolctx.Middleware, tools []tool, opts ...adapter.Option) *server {
@@ -119,11 +117,19 @@ type reply struct {
 	err    *rpcError
 }
 
+// maxLine bounds a message, as the SDKs' stdio transports do.
+const maxLine = 16 << 20
+
 // serve reads requests from r until it ends, and writes each answer to w.
+// The kit's frame guard stands between the loop and its stdio: a line the
+// loop could not decode (invalid JSON, params of the wrong shape) is
+// answered with a fixed message before the loop reads it, never with the
+// decoder's text, as the go-sdk adapter's GuardTransport does.
 func (s *server) serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	s.out = w
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	in, out := adapter.NewFrameGuard(s.cfg, frameCodec).Stream(r, w, maxLine)
+	s.out = out
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), maxLine+1)
 	for sc.Scan() {
 		var m message
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
@@ -153,9 +159,7 @@ var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-
 func (s *server) handle(ctx context.Context, m message) reply {
 	switch m.Method {
 	case "initialize":
-		var p struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		}
+		var p initializeParams
 		_ = json.Unmarshal(m.Params, &p)
 		v := protocolVersions[0]
 		if slices.Contains(protocolVersions, p.ProtocolVersion) {
@@ -175,6 +179,11 @@ func (s *server) handle(ctx context.Context, m message) reply {
 		return s.call(ctx, p)
 	}
 	return reply{err: &rpcError{-32601, "method not found"}}
+}
+
+// initializeParams is what this server reads of an initialize.
+type initializeParams struct {
+	ProtocolVersion string `json:"protocolVersion"`
 }
 
 func result(v any) reply {
@@ -214,9 +223,37 @@ func (s *server) write(v any) {
 	if err != nil {
 		return // every message is built from encoded parts: not reached
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	_, _ = s.out.Write(append(b, '\n'))
+}
+
+// frameCodec tells the kit's frame guard how this loop decodes a line: the
+// envelope into a message (an id that is neither a string nor a number is
+// refused too), the params of the methods it reads into their types, with
+// encoding/json (keys matched whatever their case).
+var frameCodec = adapter.FrameCodec{
+	Decode: func(line []byte) (adapter.Envelope, error) {
+		var m message
+		if err := json.Unmarshal(line, &m); err != nil {
+			return adapter.Envelope{}, err
+		}
+		if len(m.ID) > 0 && m.ID[0] != '"' && m.ID[0] != '-' && (m.ID[0] < '0' || m.ID[0] > '9') {
+			return adapter.Envelope{}, errors.New("an id that is neither a string nor a number")
+		}
+		return adapter.Envelope{Method: m.Method, ID: m.ID, Params: m.Params}, nil
+	},
+	Params: map[string]func(adapter.Envelope) error{
+		"initialize": paramsAs[initializeParams],
+		"tools/call": paramsAs[callParams],
+	},
+	Keys: adapter.KeysFold,
+}
+
+func paramsAs[T any](e adapter.Envelope) error {
+	if e.Params == nil {
+		return nil
+	}
+	var p T
+	return json.Unmarshal(e.Params, &p)
 }
 
 // codec is the kit's Codec: a toolctx.CallResult as an MCP CallToolResult.

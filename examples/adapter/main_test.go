@@ -112,7 +112,10 @@ func TestKitCatchesTheLeakWithoutTheChain(t *testing.T) {
 }
 
 // TestLoop speaks the protocol by hand: the handshake, the list, a call
-// that succeeds, a raw failure the client gets scrubbed, an unknown tool.
+// that succeeds, a raw failure the client gets scrubbed, an unknown tool,
+// and what the kit's frame guard answers before the loop reads it: a line
+// that is not JSON, params of the wrong shape, a batch on a session of
+// protocol 2025-06-18 (the guard's fixed messages, not the loop's).
 func TestLoop(t *testing.T) {
 	in := `{"jsonrpc":"2.0","id":1,"method":"server/discover"}
 {"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}
@@ -122,6 +125,8 @@ func TestLoop(t *testing.T) {
 {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"lookup"}}
 {"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope"}}
 not json
+{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":5}}
+[{"jsonrpc":"2.0","id":9,"method":"ping"}]
 `
 	r, w := io.Pipe()
 	s := newServer(demoChain(discard()), demoTools(), WithQuietFallback())
@@ -137,7 +142,7 @@ not json
 		got = append(got, m)
 	}
 	require.NoError(t, <-done)
-	require.Len(t, got, 7, "one answer per request, none for the notification")
+	require.Len(t, got, 9, "one answer per request, none for the notification")
 	require.EqualValues(t, -32601, got[0]["error"].(map[string]any)["code"], "server/discover: method not found")
 	require.Equal(t, "2025-06-18", got[1]["result"].(map[string]any)["protocolVersion"])
 	require.Len(t, got[2]["result"].(map[string]any)["tools"], 2)
@@ -150,7 +155,10 @@ not json
 	require.NotContains(t, fmt.Sprint(fail), "password", "the raw cause stays on the server")
 	require.Equal(t, map[string]any{"code": "internal"}, fail["_meta"].(map[string]any)[toolctx.ErrorMetaKey])
 	require.EqualValues(t, -32602, got[5]["error"].(map[string]any)["code"], "an unknown tool is a protocol error")
-	require.EqualValues(t, -32700, got[6]["error"].(map[string]any)["code"])
+	require.Equal(t, map[string]any{"code": -32700.0, "message": adapter.MsgFrameParse}, got[6]["error"])
+	require.Equal(t, map[string]any{"code": -32602.0, "message": adapter.MsgFrameParams}, got[7]["error"])
+	require.EqualValues(t, 8, got[7]["id"])
+	require.Equal(t, map[string]any{"code": -32600.0, "message": adapter.MsgFrameBatch}, got[8]["error"])
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -1,6 +1,8 @@
 package mcpsdk
 
 import (
+	"io"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolmw/toolmw/toolctx"
@@ -11,3 +13,7 @@ import (
 func MiddlewareWithoutSchemaCache(m toolctx.Middleware, opts ...Option) mcp.Middleware {
 	return middleware(m, false, mustConfig("Middleware", opts))
 }
+
+// InMemoryPipe is the pipe under an *mcp.InMemoryTransport, for tests that
+// speak raw bytes on the client's end.
+func InMemoryPipe(t *mcp.InMemoryTransport) (io.ReadWriteCloser, bool) { return inMemoryPipe(t) }

@@ -26,6 +26,7 @@ import (
 	"github.com/toolmw/toolmw/internal/syncbuf"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/middleware/httpmw"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
 
@@ -429,4 +430,111 @@ func TestHostileFramesNameNoGoInternals(t *testing.T) {
 				`ok a`, "a well-formed call still runs, on the same session")
 		})
 	}
+}
+
+// rawLines is a guarded server session spoken to in raw lines over rw (the
+// client's end), with the lines the server sends.
+func rawLines(t *testing.T, rw io.ReadWriteCloser) (send func(string), lines <-chan string) {
+	out := make(chan string, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(out)
+		sc := bufio.NewScanner(rw)
+		for sc.Scan() {
+			out <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() { _ = rw.Close(); <-done })
+	return func(line string) {
+		_, err := io.WriteString(rw, line+"\n")
+		require.NoError(t, err, "the server closed the connection before %s", line)
+	}, out
+}
+
+// answerTo waits for the line that answers id, or fails when the
+// connection closes first.
+func answerTo(t *testing.T, lines <-chan string, id string) string {
+	t.Helper()
+	deadline := time.After(10 * time.Second) // a bound on a broken test, not a measure
+	for {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, "the server closed the connection before answering %s", id)
+			if strings.Contains(l, `"id":`+id) || (id == "null" && strings.Contains(l, `"id":null`)) {
+				return l
+			}
+		case <-deadline:
+			t.Fatalf("no answer to %s", id)
+		}
+	}
+}
+
+// On go-sdk's stream transports (IO, stdio, in memory) a session of
+// protocol 2025-06-18 or later has no batches: go-sdk refuses one by
+// closing the connection; the guard answers it with a fixed -32600 and the
+// session goes on. An older session's batch is served, as go-sdk serves
+// it. In memory this needs go-sdk's own connection, which learns the
+// session's version: a wrapper of the connection hides that from it, and
+// the batch is then served whatever the version (so this fails with the
+// connection wrapped, and on IO with the guard's stream unaware of the
+// version).
+func TestGuardRefusesBatchesOfNewSessions(t *testing.T) {
+	ends := map[string]func(t *testing.T, s *mcp.Server, l *slog.Logger) io.ReadWriteCloser{
+		"io": func(t *testing.T, s *mcp.Server, l *slog.Logger) io.ReadWriteCloser {
+			serverIn, clientOut := io.Pipe()
+			clientIn, serverOut := io.Pipe()
+			ss, err := s.Connect(context.Background(), mcpsdk.GuardTransport(&mcp.IOTransport{Reader: serverIn, Writer: serverOut}, mcpsdk.WithFallbackLogger(l)), nil)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = ss.Close() })
+			return struct {
+				io.Reader
+				io.Writer
+				io.Closer
+			}{clientIn, clientOut, multiCloser{clientIn, clientOut}}
+		},
+		"in-memory": func(t *testing.T, s *mcp.Server, l *slog.Logger) io.ReadWriteCloser {
+			st, ct := mcp.NewInMemoryTransports()
+			ss, err := s.Connect(context.Background(), mcpsdk.GuardTransport(st, mcpsdk.WithFallbackLogger(l)), nil)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = ss.Close() })
+			p, ok := mcpsdk.InMemoryPipe(ct)
+			require.True(t, ok, "go-sdk's InMemoryTransport is still its pipe")
+			return p
+		},
+	}
+	batch := `[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"tools/list"}]`
+	for name, end := range ends {
+		for _, version := range []string{"2025-03-26", "2025-06-18", "2025-11-25"} {
+			t.Run(name+" "+version, func(t *testing.T) {
+				var logs syncbuf.Buffer
+				l := slog.New(slog.NewTextHandler(&logs, nil))
+				send, lines := rawLines(t, end(t, frameServer(l), l))
+				send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+				require.Contains(t, answerTo(t, lines, `"init"`), `"protocolVersion":"`+version+`"`)
+				send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+				send(batch)
+				if version < "2025-06-18" {
+					got := answerTo(t, lines, `"b1"`)
+					assert.True(t, strings.HasPrefix(got, "["), "a batch answered as a batch: %s", got)
+					assert.Contains(t, got, `"id":"b2"`)
+				} else {
+					got := answerTo(t, lines, "null")
+					assert.JSONEq(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"`+adapter.MsgFrameBatch+`"}}`, got)
+					assert.Contains(t, logs.String(), "a batch on a session of protocol "+version)
+				}
+				send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+				assert.Contains(t, answerTo(t, lines, `"after"`), `"result":{}`, "the session goes on")
+			})
+		}
+	}
+}
+
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	for _, c := range m {
+		_ = c.Close()
+	}
+	return nil
 }

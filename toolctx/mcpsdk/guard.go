@@ -1,15 +1,12 @@
 package mcpsdk
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
-	"strings"
-	"sync"
+	"reflect"
+	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,22 +35,26 @@ func NewFrameGuard(opts ...Option) *adapter.FrameGuard {
 // is whatever the caller hands to Server.Run or Server.Connect, so the
 // adapter cannot do this by itself.
 //
-// On an [*mcp.StdioTransport] or an [*mcp.IOTransport] the guard reads each
-// line (one message or a batch; MCP's stdio transport delimits messages by
-// newlines) before the SDK does, and answers one the SDK could not decode
-// itself, with a fixed JSON-RPC error (the request's id when it could be
-// read, else null): params of the wrong shape, and an envelope the SDK
-// refuses ("id":{}, "jsonrpc":"1.0", invalid JSON, nesting deeper than
-// 1000), which would otherwise end the connection for every call on it. A
-// line longer than the transport's MaxLineLength ends the connection, as
-// the SDK's own limit does. A notification the SDK could not decode is
-// dropped (the SDK drops it too, after logging).
+// On an [*mcp.StdioTransport], an [*mcp.IOTransport] or an
+// [*mcp.InMemoryTransport] the guard reads each line (one message or a
+// batch; these transports delimit messages by newlines) before the SDK
+// does, and answers one the SDK could not decode itself, with a fixed
+// JSON-RPC error (the request's id when it could be read, else null):
+// params of the wrong shape, and an envelope the SDK refuses ("id":{},
+// "jsonrpc":"1.0", invalid JSON, nesting deeper than 1000), which would
+// otherwise end the connection for every call on it. So is a batch on a
+// session of protocol 2025-06-18 or later, which go-sdk refuses by closing
+// the connection. A line longer than the transport's MaxLineLength ends
+// the connection, as the SDK's own limit does. A notification the SDK
+// could not decode is dropped (the SDK drops it too, after logging). The
+// kit's [adapter.FrameGuard.Stream] does all this; the connection is still
+// go-sdk's own, which learns the session's protocol version.
 //
-// Any other transport (an [*mcp.InMemoryTransport], say) carries messages
-// the SDK decodes inside the transport; there the guard checks each
-// request's params before the server decodes them and answers one that
-// does not decode with the fixed error; an envelope the transport cannot
-// decode ends that connection, as it does without the guard.
+// Any other transport carries messages the SDK decodes inside the
+// transport; there the guard checks each request's params before the
+// server decodes them and answers one that does not decode with the fixed
+// error; an envelope the transport cannot decode ends that connection, as
+// it does without the guard.
 //
 // The options are the adapter's (only WithFallbackLogger matters here); a
 // bad one panics.
@@ -64,6 +65,10 @@ func GuardTransport(t mcp.Transport, opts ...Option) mcp.Transport {
 		return ioTransport(g, os.Stdin, nopCloser{os.Stdout}, t.MaxLineLength)
 	case *mcp.IOTransport:
 		return ioTransport(g, t.Reader, t.Writer, t.MaxLineLength)
+	case *mcp.InMemoryTransport:
+		if p, ok := inMemoryPipe(t); ok {
+			return ioTransport(g, p, p, 0) // go-sdk's default bound, as its own
+		}
 	}
 	return &guardedTransport{inner: t, g: g}
 }
@@ -72,103 +77,32 @@ func ioTransport(g *adapter.FrameGuard, r io.ReadCloser, w io.WriteCloser, limit
 	if limit == 0 {
 		limit = mcp.DefaultMaxLineLength
 	}
-	out := &lockedWriter{w: w}
-	return &mcp.IOTransport{
-		Reader:        &frameReader{g: g, src: bufio.NewReader(r), closer: r, out: out, limit: limit},
-		Writer:        out,
-		MaxLineLength: limit,
-	}
+	gr, gw := g.Stream(r, w, limit) // a negative limit is none, for both
+	return &mcp.IOTransport{Reader: gr, Writer: gw, MaxLineLength: limit}
 }
 
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
 
-// lockedWriter makes each Write whole: the SDK writes each message with
-// one Write, and the guard's answers go between them, never inside one.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.WriteCloser
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if q, changed := scrubLine(p); changed {
-		if _, err := l.w.Write(q); err != nil {
-			return 0, err
-		}
-		return len(p), nil
+// inMemoryPipe returns the pipe under an *mcp.InMemoryTransport (its one
+// field, unexported): go-sdk's connection over it learns the session's
+// protocol version through a method of its own that no wrapper of the
+// connection can forward (mcp/transport.go, serverConnection's
+// sessionUpdated, unexported), and refuses batches by it. Guarding the
+// pipe keeps go-sdk's connection, as on stdio. false when this go-sdk's
+// InMemoryTransport is not that one field (TestGuardInMemoryKeepsVersion
+// fails then).
+func inMemoryPipe(t *mcp.InMemoryTransport) (io.ReadWriteCloser, bool) {
+	v := reflect.ValueOf(t).Elem()
+	rwc := reflect.TypeFor[io.ReadWriteCloser]()
+	if v.NumField() != 1 || v.Type().Field(0).Type != rwc {
+		return nil, false
 	}
-	return l.w.Write(p)
+	f := v.Field(0)
+	p, _ := reflect.NewAt(rwc, unsafe.Pointer(f.UnsafeAddr())).Elem().Interface().(io.ReadWriteCloser)
+	return p, p != nil
 }
-
-func (l *lockedWriter) Close() error { return l.w.Close() }
-
-// errLineTooLong ends a connection whose peer sent a line over the limit.
-var errLineTooLong = errors.New("an incoming line exceeded the transport's MaxLineLength")
-
-// frameReader is the SDK's reader: it hands on the lines the SDK can
-// decode and answers the others itself. Only the SDK's reading goroutine
-// calls Read.
-type frameReader struct {
-	g       *adapter.FrameGuard
-	src     *bufio.Reader
-	closer  io.Closer
-	out     io.Writer
-	limit   int // negative: none
-	line    []byte
-	pending []byte
-	err     error
-}
-
-func (r *frameReader) Read(p []byte) (int, error) {
-	for len(r.pending) == 0 {
-		if r.err != nil {
-			return 0, r.err
-		}
-		line, err := r.readLine()
-		if err != nil {
-			r.err = err
-		}
-		frame := bytes.TrimSpace(line)
-		if len(frame) == 0 {
-			if err != nil && len(line) > 0 {
-				r.pending = line // white space before the end: the SDK's to see
-			}
-			continue
-		}
-		answer, pass := r.g.CheckFrame(context.Background(), frame)
-		switch {
-		case pass:
-			r.pending = line
-		case answer != nil:
-			if _, werr := r.out.Write(append(answer, '\n')); werr != nil {
-				r.err = werr
-			}
-		}
-	}
-	n := copy(p, r.pending)
-	r.pending = r.pending[n:]
-	return n, nil
-}
-
-// readLine reads through the next newline (kept) or the end of the input.
-func (r *frameReader) readLine() ([]byte, error) {
-	r.line = r.line[:0]
-	for {
-		chunk, err := r.src.ReadSlice('\n')
-		r.line = append(r.line, chunk...)
-		if r.limit > 0 && len(r.line) > r.limit {
-			return nil, errLineTooLong
-		}
-		if err != bufio.ErrBufferFull {
-			return r.line, err
-		}
-	}
-}
-
-func (r *frameReader) Close() error { return r.closer.Close() }
 
 // guardedTransport checks the params of the requests its connection
 // reads.
@@ -185,6 +119,10 @@ func (t *guardedTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	return &guardedConn{Connection: c, g: t.g}, nil
 }
 
+// guardedConn is the guard on a connection that decodes messages itself.
+// It hides nothing go-sdk's server asks of a connection but the
+// unexported sessionUpdated, which only go-sdk's stream connection has,
+// and GuardTransport guards those streams below the connection instead.
 type guardedConn struct {
 	mcp.Connection
 	g *adapter.FrameGuard
@@ -210,91 +148,27 @@ func (c *guardedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// The net under the guard: an error go-sdk answers with its decoder's
-// text, for a shape the guard did not foresee (a method a later SDK adds,
-// say), is rewritten on its way out to the guard's fixed message, with
-// the SDK's code. decoderText is what the SDK's decoder's errors say
-// ("... unmarshaling \"...\" into a *mcp.X: json: cannot unmarshal ...").
-func decoderText(msg string) bool {
-	return strings.Contains(msg, "unmarshaling ") || strings.Contains(msg, "json: ") || strings.Contains(msg, "cannot unmarshal")
-}
-
-// scrubResponse is msg with a decoder's text in its error replaced.
-func scrubResponse(msg jsonrpc.Message) jsonrpc.Message {
-	resp, ok := msg.(*jsonrpc.Response)
-	if !ok || resp.Error == nil || !decoderText(resp.Error.Error()) {
-		return msg
-	}
-	code := int64(adapter.CodeInvalidParams)
-	var we *jsonrpc.Error
-	if errors.As(resp.Error, &we) && we.Code != 0 {
-		code = we.Code
-	}
-	out := *resp
-	out.Error = &jsonrpc.Error{Code: code, Message: adapter.MsgFrameParams}
-	return &out
-}
-
 func (c *guardedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.Connection.Write(ctx, scrubResponse(msg))
 }
 
-// scrubLine is scrubResponse for an encoded line (one message or a batch)
-// the SDK writes on stdio or an IO transport; a line with no error object
-// is returned as it is, without being decoded.
-func scrubLine(p []byte) ([]byte, bool) {
-	if !bytes.Contains(p, []byte(`"error":`)) || !bytes.Contains(p, []byte(`"message":`)) {
-		return p, false
+// scrubResponse is msg with a decoder's text in its error replaced
+// (adapter.ScrubError), keeping the SDK's code.
+func scrubResponse(msg jsonrpc.Message) jsonrpc.Message {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.Error == nil {
+		return msg
 	}
-	var one map[string]json.RawMessage
-	var many []map[string]json.RawMessage
-	var b []byte
-	var err error
-	switch {
-	case json.Unmarshal(p, &one) == nil:
-		if !scrubWire(one) {
-			return p, false
-		}
-		b, err = json.Marshal(one)
-	case json.Unmarshal(p, &many) == nil:
-		changed := false
-		for _, m := range many {
-			changed = scrubWire(m) || changed
-		}
-		if !changed {
-			return p, false
-		}
-		b, err = json.Marshal(many)
-	default:
-		return p, false
+	var code int64
+	var we *jsonrpc.Error
+	if errors.As(resp.Error, &we) {
+		code = we.Code
 	}
-	if err != nil {
-		return p, false
+	code, text, scrubbed := adapter.ScrubError(code, resp.Error.Error())
+	if !scrubbed {
+		return msg
 	}
-	return append(b, '\n'), true
-}
-
-// scrubWire rewrites the error of one encoded response in place.
-func scrubWire(m map[string]json.RawMessage) bool {
-	raw, ok := m["error"]
-	if !ok {
-		return false
-	}
-	var e struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &e) != nil || !decoderText(e.Message) {
-		return false
-	}
-	if e.Code == 0 {
-		e.Code = adapter.CodeInvalidParams
-	}
-	e.Message = adapter.MsgFrameParams
-	b, err := json.Marshal(e)
-	if err != nil {
-		return false
-	}
-	m["error"] = b
-	return true
+	out := *resp
+	out.Error = &jsonrpc.Error{Code: code, Message: text}
+	return &out
 }
