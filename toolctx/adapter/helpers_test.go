@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -15,21 +16,42 @@ import (
 	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
-// TestMemo: a value is compiled once per key; an error is not remembered.
-func TestMemo(t *testing.T) {
-	var m adapter.Memo[string, int]
+// TestSchemaCache: a schema is compiled once per key and JSON; the same
+// key with other JSON is compiled again; a failure is remembered; a nil
+// cache compiles every time; a hit does not allocate.
+func TestSchemaCache(t *testing.T) {
+	var c adapter.SchemaCache[string, int]
 	calls := 0
 	compile := func() (int, error) { calls++; return calls, nil }
-	v, err := m.Get("a", compile)
+	v, err := c.Get("a", []byte(`{"type":"object"}`), compile)
 	require.NoError(t, err)
-	v2, _ := m.Get("a", compile)
+	v2, _ := c.Get("a", []byte(`{"type":"object"}`), compile)
 	assert.Equal(t, 1, v)
 	assert.Equal(t, 1, v2, "remembered")
-	_, err = m.Get("b", func() (int, error) { return 0, errors.New("no") })
+	v, _ = c.Get("a", []byte(`{"type":"object","required":["x"]}`), compile)
+	assert.Equal(t, 2, v, "a changed schema is compiled again")
+	v, _ = c.Get("p", nil, compile)
+	v2, _ = c.Get("p", nil, compile)
+	assert.Equal(t, 3, v)
+	assert.Equal(t, 3, v2, "a key that tells the schema alone")
+	fails := 0
+	bad := func() (int, error) { fails++; return 0, errors.New("no") }
+	_, err = c.Get("b", []byte(`{`), bad)
 	require.Error(t, err)
-	v, err = m.Get("b", compile)
-	require.NoError(t, err)
-	assert.Equal(t, 2, v, "an error is compiled again")
+	_, err = c.Get("b", []byte(`{`), bad)
+	require.Error(t, err)
+	assert.Equal(t, 1, fails, "a failure is remembered")
+	var none *adapter.SchemaCache[string, int]
+	v, _ = none.Get("a", nil, compile)
+	v2, _ = none.Get("a", nil, compile)
+	assert.Equal(t, []int{4, 5}, []int{v, v2}, "nil: compiled every time")
+	raw := []byte(`{"type":"object"}`)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = c.Get("a", raw, compile) }))
+	for i := range 600 {
+		_, _ = c.Get(fmt.Sprint(i), nil, compile)
+	}
+	v, _ = c.Get("p", nil, compile)
+	assert.Greater(t, v, 600, "full: the cache started over")
 }
 
 // TestPlainAndEncode: Plain says yes only for what certainly encodes;

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -142,25 +141,15 @@ func outputSchemaJSON(tool *mcp.Tool) []byte {
 }
 
 // schemaCache holds compiled output schemas by tool name, with the schema
-// they were compiled from; one that does not compile is kept as nil, and
-// mcp-go skips it too.
+// they were compiled from (adapter.SchemaCache: a changed schema is
+// compiled again); one that does not compile is kept as nil, and mcp-go
+// skips it too.
 type schemaCache struct {
-	m sync.Map // tool name -> *cachedSchema
-}
-
-type cachedSchema struct {
-	raw []byte
-	sch *jsonschema.Schema
+	adapter.SchemaCache[string, *jsonschema.Schema]
 }
 
 func (c *schemaCache) get(name string, raw []byte) *jsonschema.Schema {
-	if v, ok := c.m.Load(name); ok {
-		if e := v.(*cachedSchema); bytes.Equal(e.raw, raw) {
-			return e.sch
-		}
-	}
-	sch, _ := compileOutputSchema(name, raw)
-	c.m.Store(name, &cachedSchema{raw: bytes.Clone(raw), sch: sch})
+	sch, _ := c.Get(name, raw, func() (*jsonschema.Schema, error) { return compileOutputSchema(name, raw) })
 	return sch
 }
 
