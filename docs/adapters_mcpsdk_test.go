@@ -75,7 +75,7 @@ func Example_adapterMCPSDKFrames() {
 		getServer = func(*http.Request) *mcp.Server { return server }
 	)
 	// doc:begin adapters-mcpsdk-frames
-	// stdio (and any mcp.IOTransport, or any other transport):
+	// stdio (and any mcp.IOTransport, mcp.InMemoryTransport, or any other transport):
 	if err := server.Run(ctx, mcpsdk.GuardTransport(&mcp.StdioTransport{})); err != nil {
 		log.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func newMyServer(causes *toolmwtest.Causes) *mcp.Server {
 // doc:begin nothingleaks
 func TestNothingLeaks(t *testing.T) {
 	causes := new(toolmwtest.Causes) // records what diagnostics and the audit log kept
-	mcpsdktest.Run(t, mcpsdktest.Config{
+	mcpsdktest.Kit().Run(t, mcpsdktest.Config{
 		// Your server: your tools and your chain, with causes.Diagnostics(yourHook)
 		// and causes.Emitter(yourAuditWriter) in place of yours.
 		NewServer: func() *mcp.Server { return newMyServer(causes) },

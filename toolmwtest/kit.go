@@ -12,7 +12,7 @@ import (
 	"github.com/toolmw/toolmw/toolctx"
 )
 
-// ServerConfig says what an SDK kit's Run and Check check, on servers of
+// ServerConfig says what [Kit.Run] and [Kit.Check] check, on servers of
 // type S (mcpsdktest.Config and mcpgotest.Config are its instances).
 type ServerConfig[S any] struct {
 	// NewServer returns the server under test with its own tools and
@@ -29,8 +29,9 @@ type ServerConfig[S any] struct {
 	Plan
 }
 
-// BehaviourConfig says what an SDK kit's CheckBehaviour checks, on a
-// server of type S.
+// BehaviourConfig says what [Kit.CheckBehaviour] checks, on a server of
+// type S (mcpsdktest.BehaviourConfig and mcpgotest.BehaviourConfig are its
+// instances).
 type BehaviourConfig[S any] struct {
 	// NewServer returns the server under test, with its chain; the check
 	// adds a tool for each row of the table, natively registered.
@@ -42,25 +43,34 @@ type BehaviourConfig[S any] struct {
 	CallTimeout time.Duration
 }
 
-// Kit is what an SDK kit brings to the runs that every SDK kit makes
-// alike: its name, its default transports, its failures, how it registers
-// tools on its server and its connector. toolmwtest/mcpsdktest and
-// toolmwtest/mcpgotest are a Kit each; a third SDK's kit can be one too.
-type Kit[S any] struct {
-	// Name prefixes the kit's errors ("mcpsdktest").
+// Kit is an SDK's connector for the runs that every SDK kit makes alike,
+// on servers of type S whose tools answer with results of type R: its
+// name, its default transports, its own failure shapes, how it registers
+// tools on its server, and how it connects its client. The runs are Kit's
+// methods; toolmwtest/mcpsdktest and toolmwtest/mcpgotest each hold only
+// their SDK's Kit (mcpsdktest.Kit(), mcpgotest.Kit()), and a third SDK's
+// kit can be one too.
+type Kit[S, R any] struct {
+	// Name prefixes the kit's errors ("mcpsdktest") and tags the canaries
+	// of its own shapes.
 	Name string
 	// Transports is the default of an empty Plan.Transports.
 	Transports []Transport
-	// Failures makes the failures for a seed and a count ([Generate], or
-	// [GenerateWith] adding the SDK's own shapes).
-	Failures func(seed int64, n int) []Failure
-	// AddFailingTools registers one tool per failure on a server, named
-	// as [ToolName] says, and [AliveTool].
-	AddFailingTools func(s S, fs []Failure)
-	// AddTool registers on s a native tool named name that takes any
-	// object and answers with run's reply as the SDK's result, or with
-	// run's error (or panic) as the SDK's handlers do.
-	AddTool func(s S, name string, run func() (Reply, error))
+	// Shapes are the SDK's own failure shapes, which [Kit.Failures] adds
+	// to [Generate]'s ([GenerateWith]).
+	Shapes []func(canary string) Failure
+	// AddTool registers on s a native tool named name, described by
+	// description, that takes any object and answers with run's result,
+	// or with run's error (or panic) as the SDK's raw handlers do.
+	AddTool func(s S, name, description string, run func() (R, error))
+	// Result is the SDK's result of a Reply: its text as the one content
+	// block, IsError, and Structured as the structured content.
+	Result func(Reply) R
+	// AddFailingTool registers on s the tool named [ToolName](i) that
+	// fails as f ([Returned]), in one of the SDK's ways of registering a
+	// tool: an SDK kit alternates them by i, so that each of the SDK's
+	// ways of turning an error into a response is tried.
+	AddFailingTool func(s S, i int, f Failure)
 	// AddCountTool registers on s the tool of the behaviour table's
 	// invalid-arguments row ([RowInvalid]): it takes {"count": integer},
 	// required, decoded by the SDK's typed handler, and answers "counted".
@@ -83,7 +93,7 @@ type Kit[S any] struct {
 
 // Run runs [Kit.Check] and reports each problem with t.Error; it returns
 // the result.
-func (k Kit[S]) Run(t testing.TB, cfg ServerConfig[S]) *Result {
+func (k Kit[S, R]) Run(t testing.TB, cfg ServerConfig[S]) *Result {
 	t.Helper()
 	res, err := k.Check(context.Background(), cfg)
 	return Report(t, res, err)
@@ -91,7 +101,7 @@ func (k Kit[S]) Run(t testing.TB, cfg ServerConfig[S]) *Result {
 
 // Check runs cfg's plan ([Check]) on the servers cfg.NewServer returns, each
 // with the kit's failing tools, and returns what it found.
-func (k Kit[S]) Check(ctx context.Context, cfg ServerConfig[S]) (*Result, error) {
+func (k Kit[S, R]) Check(ctx context.Context, cfg ServerConfig[S]) (*Result, error) {
 	plan := cfg.Plan
 	if len(plan.Transports) == 0 {
 		plan.Transports = k.Transports
@@ -119,7 +129,7 @@ func (k Kit[S]) Check(ctx context.Context, cfg ServerConfig[S]) (*Result, error)
 // caller sees, what the server keeps) on the server cfg.NewServer returns,
 // over [InMemory], as [CheckRows] describes. Each broken row is a problem
 // of the result.
-func (k Kit[S]) CheckBehaviour(ctx context.Context, cfg BehaviourConfig[S]) (*Result, error) {
+func (k Kit[S, R]) CheckBehaviour(ctx context.Context, cfg BehaviourConfig[S]) (*Result, error) {
 	if cfg.NewServer == nil {
 		return nil, errors.New(k.Name + ": BehaviourConfig.NewServer is nil")
 	}
@@ -130,27 +140,68 @@ func (k Kit[S]) CheckBehaviour(ctx context.Context, cfg BehaviourConfig[S]) (*Re
 	})
 }
 
-// Reply is a tool result, as a Kit's AddTool registers it.
+// Failures returns the failures [Kit.Run] registers for seed and n: those
+// of [Generate], and the SDK's own [Kit.Shapes].
+func (k Kit[S, R]) Failures(seed int64, n int) []Failure {
+	return GenerateWith(seed, n, k.Shapes, k.Name)
+}
+
+// AddFailingTools registers one tool per failure on s ([Kit.AddFailingTool])
+// and [AliveTool]. Register them before installing toolmw or after: the
+// adapters wrap natively registered tools.
+func (k Kit[S, R]) AddFailingTools(s S, fs []Failure) {
+	k.addReply(s, AliveTool, func() (Reply, error) { return Reply{Text: "ok"}, nil })
+	for i, f := range fs {
+		k.AddFailingTool(s, i, f)
+	}
+}
+
+// AddFailingToolsFromEnv registers the failures [Kit.Run] asks for through
+// [FailuresEnv], in a server binary served over stdio (a [Command]
+// transport); it does nothing when the variable is unset, and returns an
+// error when it is malformed.
+func (k Kit[S, R]) AddFailingToolsFromEnv(s S) error {
+	fs, err := FailuresFromEnv(k.Failures)
+	if fs != nil {
+		k.AddFailingTools(s, fs)
+	}
+	return err
+}
+
+// Reply is a tool result, as the Kit's own tools answer ([Kit.Result]).
 type Reply struct {
 	Text       string
 	IsError    bool
 	Structured any // nil: none
 }
 
+// addReply registers with AddTool the tool named name that answers with
+// run's reply as the SDK's result, or with run's error (or panic).
+func (k Kit[S, R]) addReply(s S, name string, run func() (Reply, error)) {
+	k.AddTool(s, name, "toolmwtest: "+name, func() (R, error) {
+		r, err := run()
+		if err != nil {
+			var zero R
+			return zero, err
+		}
+		return k.Result(r), nil
+	})
+}
+
 // addRowTools registers the tools of the behaviour table's rows
 // ([CheckRows]) for secret, a fresh canary.
-func (k Kit[S]) addRowTools(s S, secret string) {
-	k.AddTool(s, RowRaw, func() (Reply, error) {
+func (k Kit[S, R]) addRowTools(s S, secret string) {
+	k.addReply(s, RowRaw, func() (Reply, error) {
 		return Reply{}, fmt.Errorf("query orders: dial %s: connection refused", secret)
 	})
-	k.AddTool(s, RowPanic, func() (Reply, error) { panic("unreachable backend " + secret) })
-	k.AddTool(s, RowUnencodable, func() (Reply, error) {
+	k.addReply(s, RowPanic, func() (Reply, error) { panic("unreachable backend " + secret) })
+	k.addReply(s, RowUnencodable, func() (Reply, error) {
 		return Reply{Text: "ok", Structured: Unencodable{Secret: secret}}, nil
 	})
-	k.AddTool(s, RowPublic, func() (Reply, error) {
+	k.addReply(s, RowPublic, func() (Reply, error) {
 		return Reply{}, errs.NotFound(RowPublicMessage).WithDetail(map[string]any{"id": 7}).WithCause(errors.New(secret))
 	})
-	k.AddTool(s, RowOwnIsError, func() (Reply, error) { return Reply{IsError: true, Text: RowOwnText}, nil })
+	k.addReply(s, RowOwnIsError, func() (Reply, error) { return Reply{IsError: true, Text: RowOwnText}, nil })
 	k.AddCountTool(s, RowInvalid)
 }
 

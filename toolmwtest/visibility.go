@@ -27,7 +27,7 @@ var (
 // enforced, the same wiring leaves the tool out of the caller's list and
 // answers its call as an unknown tool's, without running it. Each broken
 // expectation is a problem of the result.
-func (k Kit[S]) CheckVisibilityObserve(ctx context.Context, transports ...Transport) (*Result, error) {
+func (k Kit[S, R]) CheckVisibilityObserve(ctx context.Context, transports ...Transport) (*Result, error) {
 	res := new(Result)
 	for _, tr := range transports {
 		for _, observed := range []bool{true, false} {
@@ -39,7 +39,7 @@ func (k Kit[S]) CheckVisibilityObserve(ctx context.Context, transports ...Transp
 	return res, nil
 }
 
-func (k Kit[S]) checkVisibility(ctx context.Context, tr Transport, observed bool, res *Result) error {
+func (k Kit[S, R]) checkVisibility(ctx context.Context, tr Transport, observed bool, res *Result) error {
 	var (
 		ran   atomic.Int64
 		mu    sync.Mutex
@@ -56,7 +56,7 @@ func (k Kit[S]) checkVisibility(ctx context.Context, tr Transport, observed bool
 	})
 	s := k.NewGuarded(middleware.New(after, scopes).Middleware(), middleware.Visibility(scopes))
 	for _, name := range []string{"public", "read", "deploy"} {
-		k.AddTool(s, name, func() (Reply, error) {
+		k.addReply(s, name, func() (Reply, error) {
 			ran.Add(1)
 			return Reply{Text: "ran " + name}, nil
 		})

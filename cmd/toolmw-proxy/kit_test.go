@@ -24,7 +24,7 @@ import (
 func TestKitThroughProxy(t *testing.T) {
 	dir := t.TempDir()
 	cfg := leakyConfig(t, "tools:\n  hang:\n    timeout: 1s\n  wait_cancel:\n    timeout: 1s\n")
-	res := mcpsdktest.Run(t, mcpsdktest.Config{
+	res := mcpsdktest.Kit().Run(t, mcpsdktest.Config{
 		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.Command("toolmw-proxy", func() *exec.Cmd {
 			cmd := exec.Command(os.Args[0], "-stdio", "-audit-db", filepath.Join(dir, "audit.db"), "-config", cfg, "--", os.Args[0])
 			cmd.Env = append(os.Environ(), roleEnv+"="+roleProxy, envSecretVar+"="+envSecret)

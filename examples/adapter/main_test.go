@@ -89,7 +89,7 @@ func selfAs(mode string) func() *exec.Cmd {
 // go-sdk's client: no canary, stack or path reaches the client, and every
 // call is answered.
 func TestKitFindsNothing(t *testing.T) {
-	res := mcpsdktest.Run(t, mcpsdktest.Config{
+	res := mcpsdktest.Kit().Run(t, mcpsdktest.Config{
 		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.Command("example adapter", selfAs("kit"))}, Count: 60, CallTimeout: 30 * time.Second},
 	})
 	require.Greater(t, res.Calls, 60, "every failing tool and the demo tools were called")
@@ -98,7 +98,7 @@ func TestKitFindsNothing(t *testing.T) {
 // TestKitCatchesTheLeakWithoutTheChain: the same loop answering without
 // the chain and the kit sends raw causes, and the kit says so.
 func TestKitCatchesTheLeakWithoutTheChain(t *testing.T) {
-	res, err := mcpsdktest.Check(context.Background(), mcpsdktest.Config{
+	res, err := mcpsdktest.Kit().Check(context.Background(), mcpsdktest.Config{
 		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.Command("example adapter, bare", selfAs("bare"))}, Count: 20, CallTimeout: 30 * time.Second},
 	})
 	require.NoError(t, err)

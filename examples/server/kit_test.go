@@ -23,7 +23,7 @@ import (
 // demo's secrets, Go stacks and source paths.
 func TestKit(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "audit.db")
-	res := mcpsdktest.Run(t, mcpsdktest.Config{
+	res := mcpsdktest.Kit().Run(t, mcpsdktest.Config{
 		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.Command("demo server", func() *exec.Cmd {
 			return exec.Command(serverBin, "-stdio", "-audit-db", db, "-slow-timeout", testSlowTimeout.String())
 		})}, Secrets: secrets},
@@ -39,7 +39,7 @@ func TestKit(t *testing.T) {
 func TestKitEveryTransport(t *testing.T) {
 	causes := new(toolmwtest.Causes)
 	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
-	res := mcpsdktest.Run(t, mcpsdktest.Config{
+	res := mcpsdktest.Kit().Run(t, mcpsdktest.Config{
 		NewServer: func() *mcp.Server {
 			s := mcp.NewServer(&mcp.Implementation{Name: "toolmw-demo"}, nil)
 			require.NoError(t, stack.AddTools(s))

@@ -46,10 +46,10 @@ func kitServer(t *testing.T, causes *toolmwtest.Causes) func() *server.MCPServer
 // then the behaviour table.
 func TestKit(t *testing.T) {
 	causes := new(toolmwtest.Causes)
-	res := mcpgotest.Run(t, mcpgotest.Config{NewServer: kitServer(t, causes), Plan: toolmwtest.Plan{Causes: causes, Secrets: []string{"kit-secret-0000"}}})
+	res := mcpgotest.Kit().Run(t, mcpgotest.Config{NewServer: kitServer(t, causes), Plan: toolmwtest.Plan{Causes: causes, Secrets: []string{"kit-secret-0000"}}})
 	assert.Greater(t, res.Calls, 400, "every failing tool and the toolmw tool were called on four transports")
 
-	rows, err := mcpgotest.CheckBehaviour(context.Background(), mcpgotest.BehaviourConfig{NewServer: kitServer(t, causes), Causes: causes})
+	rows, err := mcpgotest.Kit().CheckBehaviour(context.Background(), mcpgotest.BehaviourConfig{NewServer: kitServer(t, causes), Causes: causes})
 	require.NoError(t, err)
 	assert.Empty(t, rows.Problems, "%s", rows)
 }

@@ -59,10 +59,10 @@ func kitServer(t *testing.T, causes *toolmwtest.Causes) func() *mcp.Server {
 // table.
 func TestKit(t *testing.T) {
 	causes := new(toolmwtest.Causes)
-	res := mcpsdktest.Run(t, mcpsdktest.Config{NewServer: kitServer(t, causes), Plan: toolmwtest.Plan{Causes: causes, Secrets: []string{"kit-secret-0000"}}})
+	res := mcpsdktest.Kit().Run(t, mcpsdktest.Config{NewServer: kitServer(t, causes), Plan: toolmwtest.Plan{Causes: causes, Secrets: []string{"kit-secret-0000"}}})
 	assert.Greater(t, res.Calls, 400, "every failing tool and the toolmw tools were called on four transports")
 
-	rows, err := mcpsdktest.CheckBehaviour(context.Background(), mcpsdktest.BehaviourConfig{NewServer: kitServer(t, causes), Causes: causes})
+	rows, err := mcpsdktest.Kit().CheckBehaviour(context.Background(), mcpsdktest.BehaviourConfig{NewServer: kitServer(t, causes), Causes: causes})
 	require.NoError(t, err)
 	assert.Empty(t, rows.Problems, "%s", rows)
 }

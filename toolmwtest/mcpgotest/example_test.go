@@ -3,9 +3,12 @@ package mcpgotest_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
@@ -13,22 +16,30 @@ import (
 	"github.com/toolmw/toolmw/toolmwtest/mcpgotest"
 )
 
-// Point the kit at an mcp-go server behind toolmw: 30 hostile failures
-// (and the server's own tool) on the streamable HTTP transport. In a test,
-// call mcpgotest.Run(t, cfg) instead: it fails the test with the report.
+// Check the behaviour table on an mcp-go server behind toolmw: one call
+// per row (a raw error, a panic, an unencodable result, a public error, a
+// handler's own isError result, invalid arguments), each checked on both
+// sides: what the client received, and, through the kit's recorder wired
+// into diagnostics and the audit log, what the server kept. (mcpsdktest's
+// example runs the leak check instead; either kit runs both.)
 func Example() {
-	chain := middleware.New(middleware.Normalize(errs.Normalizer{}), middleware.Recover)
-	res, err := mcpgotest.Check(context.Background(), mcpgotest.Config{
-		NewServer: func() *server.MCPServer {
-			return newServer(mcpgo.ServerOption(chain.Middleware()))
-		},
-		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.StreamableHTTP}, Count: 30},
+	causes := new(toolmwtest.Causes)
+	chain := middleware.New(
+		audit.Interceptor(causes.Emitter(nil)),
+		middleware.Diagnostics(causes.Diagnostics(nil)),
+		middleware.Normalize(errs.Normalizer{}),
+		middleware.Recover,
+	)
+	quiet := mcpgo.WithFallbackLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	res, err := mcpgotest.Kit().CheckBehaviour(context.Background(), mcpgotest.BehaviourConfig{
+		NewServer: func() *server.MCPServer { return newServer(mcpgo.ServerOption(chain.Middleware(), quiet)) },
+		Causes:    causes,
 	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res)
+	fmt.Println(len(res.Problems), "rows broken of", res.Calls, "calls")
 	// Output:
-	// toolmwtest: 36 calls, nothing leaked
+	// 0 rows broken of 8 calls
 }

@@ -31,7 +31,7 @@ func newServer(opts ...server.ServerOption) *server.MCPServer {
 // TestFindsTheLeaksOfABareServer: mcp-go sends a raw handler error's text
 // to the client as a JSON-RPC error; the kit must say so.
 func TestFindsTheLeaksOfABareServer(t *testing.T) {
-	res, err := mcpgotest.Check(context.Background(), mcpgotest.Config{
+	res, err := mcpgotest.Kit().Check(context.Background(), mcpgotest.Config{
 		NewServer: func() *server.MCPServer { return newServer() },
 		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.StreamableHTTP},
 			Count: 14, // raw shapes only: a bare mcp-go server does not recover panics
@@ -55,7 +55,7 @@ func TestNothingLeaksThroughToolmw(t *testing.T) {
 		middleware.Normalize(errs.Normalizer{}),
 		middleware.Recover,
 	)
-	res := mcpgotest.Run(t, mcpgotest.Config{
+	res := mcpgotest.Kit().Run(t, mcpgotest.Config{
 		NewServer: func() *server.MCPServer {
 			return newServer(mcpgo.ServerOption(chain.Middleware(), mcpgo.WithFallbackLogger(quiet)))
 		},
@@ -74,7 +74,7 @@ func TestBehaviourTableThroughToolmw(t *testing.T) {
 		middleware.Normalize(errs.Normalizer{}),
 		middleware.Recover,
 	)
-	res, err := mcpgotest.CheckBehaviour(context.Background(), mcpgotest.BehaviourConfig{
+	res, err := mcpgotest.Kit().CheckBehaviour(context.Background(), mcpgotest.BehaviourConfig{
 		NewServer: func() *server.MCPServer { return newServer(mcpgo.ServerOption(chain.Middleware())) },
 		Causes:    causes,
 	})

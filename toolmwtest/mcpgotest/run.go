@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -20,22 +19,36 @@ import (
 	"github.com/toolmw/toolmw/toolmwtest"
 )
 
-// Config says what [Run] checks. Transports: toolmwtest.InMemory (mcp-go's
-// in-process client, whose results are recorded as JSON: there are no
-// bytes on that path), StreamableHTTP, StatelessHTTP, SSE or Stdio (every
-// byte recorded). Default: all but StatelessHTTP. NewServer's server carries toolmw's ServerOption (or
-// not). The failures are [Failures](Seed, Count).
+// Config is toolmwtest.ServerConfig for mcp-go: its NewServer's server
+// carries toolmw's ServerOption (or not). Of the transports, InMemory is
+// mcp-go's in-process client, whose results are recorded as JSON (there
+// are no bytes on that path); on StreamableHTTP, StatelessHTTP, SSE and
+// Stdio every byte is recorded. The default is all but StatelessHTTP.
 type Config = toolmwtest.ServerConfig[*server.MCPServer]
 
-// kit is mcp-go's connector and tools, for the runs every SDK kit makes.
-var kit = toolmwtest.Kit[*server.MCPServer]{Name: "mcpgotest", Failures: Failures, AddFailingTools: AddFailingTools, AddTool: addTool, AddCountTool: addCountTool, NewGuarded: newGuarded, Connect: connect,
-	Transports: []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.SSE, toolmwtest.Stdio}}
+// BehaviourConfig says what [Kit]'s CheckBehaviour checks: the rows of
+// toolmw's behaviour table on an mcp-go server, over the in-process
+// transport, as toolmwtest.CheckRows describes; NewServer's server
+// carries toolmw's ServerOption or its own middleware. The
+// invalid-arguments row's tool uses mcpgo.TypedHandler (mcp-go validates
+// no arguments unless the server has WithInputSchemaValidation).
+type BehaviourConfig = toolmwtest.BehaviourConfig[*server.MCPServer]
 
-// Run runs the check and reports each problem with t.Error.
-func Run(t testing.TB, cfg Config) *toolmwtest.Result { t.Helper(); return kit.Run(t, cfg) }
-
-// Check runs the check and returns what it found.
-func Check(ctx context.Context, cfg Config) (*toolmwtest.Result, error) { return kit.Check(ctx, cfg) }
+// Kit is the twin of mcpsdktest.Kit for mcp-go: the failures add mcp-go's
+// own shapes (a URL-elicitation wire error carrying data, an
+// mcp.NewToolResultError text naming the cause, a structured content that
+// cannot be encoded) to toolmwtest.Generate's, and odd failing tools are
+// mcp.NewStructuredToolHandler handlers, the even ones (and mcp-go's own
+// shapes, which return results) plain ones.
+func Kit() toolmwtest.Kit[*server.MCPServer, *mcp.CallToolResult] {
+	return toolmwtest.Kit[*server.MCPServer, *mcp.CallToolResult]{
+		Name:       "mcpgotest",
+		Transports: []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.SSE, toolmwtest.Stdio},
+		Shapes:     sdkShapes,
+		AddTool:    addTool, AddFailingTool: addFailingTool, Result: result, AddCountTool: addCountTool,
+		NewGuarded: newGuarded, Connect: connect,
+	}
+}
 
 // connect serves s over tr and connects mcp-go's client to it.
 func connect(ctx context.Context, s *server.MCPServer, wrap func(http.Handler) http.Handler, tr toolmwtest.Transport) (toolmwtest.Conn, error) {

@@ -12,37 +12,34 @@ import (
 	"github.com/toolmw/toolmw/toolmwtest"
 )
 
-// Failures returns the failures [Run] registers for seed and n: those of
-// [toolmwtest.Generate], and shapes of mcp-go's own (a handler's own
-// URL-elicitation wire error carrying data, a result whose structured
-// content cannot be encoded, an isError text of mcp.NewToolResultError
-// naming the cause).
-func Failures(seed int64, n int) []toolmwtest.Failure {
-	return toolmwtest.GenerateWith(seed, n, sdkShapes, "mcpgo")
+// addTool is the kit's AddTool: a raw tool handler, whose input schema
+// takes any object.
+func addTool(s *server.MCPServer, name, desc string, run func() (*mcp.CallToolResult, error)) {
+	s.AddTool(mcp.NewToolWithRawSchema(name, desc, json.RawMessage(`{"type":"object"}`)),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return run() })
 }
 
-// AddFailingTools registers one tool per failure on s, named as
-// [toolmwtest.ToolName] says, and [toolmwtest.AliveTool]; even indexes (and mcp-go's own shapes, which
-// return results) are plain handlers, odd ones mcp.NewStructuredToolHandler
-// handlers, so both of the SDK's ways of turning an error into a response
-// are tried.
-func AddFailingTools(s *server.MCPServer, fs []toolmwtest.Failure) {
-	addTool(s, toolmwtest.AliveTool, func() (toolmwtest.Reply, error) { return toolmwtest.Reply{Text: "ok"}, nil })
-	for i, f := range fs {
-		tool := mcp.NewToolWithRawSchema(toolmwtest.ToolName(i), "toolmwtest: fails as "+f.Shape, json.RawMessage(`{"type":"object"}`))
-		if i%2 == 0 || strings.HasPrefix(f.Shape, ownShape) {
-			s.AddTool(tool, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return toolmwtest.Returned[*mcp.CallToolResult](f)
-			})
-			continue
-		}
-		s.AddTool(tool, mcp.NewStructuredToolHandler(func(context.Context, mcp.CallToolRequest, struct{}) (any, error) {
+// result is the kit's Result.
+func result(r toolmwtest.Reply) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{mcp.NewTextContent(r.Text)}, StructuredContent: r.Structured}
+}
+
+// addFailingTool is the kit's AddFailingTool: even indexes (and mcp-go's
+// own shapes, which return results) are plain handlers, odd ones
+// mcp.NewStructuredToolHandler handlers.
+func addFailingTool(s *server.MCPServer, i int, f toolmwtest.Failure) {
+	name, desc := toolmwtest.ToolName(i), "toolmwtest: fails as "+f.Shape
+	if i%2 == 0 || strings.HasPrefix(f.Shape, ownShape) {
+		addTool(s, name, desc, func() (*mcp.CallToolResult, error) { return toolmwtest.Returned[*mcp.CallToolResult](f) })
+		return
+	}
+	s.AddTool(mcp.NewToolWithRawSchema(name, desc, json.RawMessage(`{"type":"object"}`)),
+		mcp.NewStructuredToolHandler(func(context.Context, mcp.CallToolRequest, struct{}) (any, error) {
 			return nil, f.Call()
 		}))
-	}
 }
 
-// ownShape starts the shape of mcp-go's own failures.
+// ownShape starts the shape of mcp-go's own failures (sdkShapes).
 const ownShape = "mcp-go: "
 
 var sdkShapes = []func(c string) toolmwtest.Failure{

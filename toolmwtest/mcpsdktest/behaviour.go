@@ -2,38 +2,13 @@ package mcpsdktest
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
-	"github.com/toolmw/toolmw/toolmwtest"
 )
-
-// BehaviourConfig says what [CheckBehaviour] checks.
-type BehaviourConfig = toolmwtest.BehaviourConfig[*mcp.Server]
-
-// CheckBehaviour asserts the rows of toolmw's behaviour table (the README's
-// "What the caller sees, what the server keeps") on a server, over the
-// in-memory transport, as [toolmwtest.CheckRows] describes. Each broken row
-// is a problem of the result.
-func CheckBehaviour(ctx context.Context, cfg BehaviourConfig) (*toolmwtest.Result, error) {
-	return kit.CheckBehaviour(ctx, cfg)
-}
-
-// addTool is the kit's AddTool: a raw tool handler, described by its name.
-func addTool(s *mcp.Server, name string, run func() (toolmwtest.Reply, error)) {
-	s.AddTool(&mcp.Tool{Name: name, Description: "toolmwtest: " + name, InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			r, err := run()
-			if err != nil {
-				return nil, err
-			}
-			return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, StructuredContent: r.Structured}, nil
-		})
-}
 
 // addCountTool is the kit's AddCountTool: a typed tool, whose input schema
 // the SDK infers and validates.

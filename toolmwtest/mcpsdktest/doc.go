@@ -1,7 +1,8 @@
 // Package mcpsdktest runs toolmwtest's leak check against a server built on
-// github.com/modelcontextprotocol/go-sdk, with that SDK's own client.
+// github.com/modelcontextprotocol/go-sdk, with that SDK's own client. It
+// holds go-sdk's connector ([Kit]); the runs are toolmwtest.Kit's.
 //
-// [Run] registers hostile failing tools next to the server's own, connects
+// Kit().Run registers hostile failing tools next to the server's own, connects
 // over the transports named in [Config] (in-memory pipes, streamable HTTP
 // stateful and stateless on an httptest server on 127.0.0.1, or the stdio
 // of a binary the user builds), calls every failing tool and every tool of
@@ -14,7 +15,7 @@
 //
 //	func TestNoLeaks(t *testing.T) {
 //		causes := new(toolmwtest.Causes)
-//		mcpsdktest.Run(t, mcpsdktest.Config{
+//		mcpsdktest.Kit().Run(t, mcpsdktest.Config{
 //			NewServer: func() *mcp.Server { return newMyServer(causes) },
 //			Plan:      toolmwtest.Plan{Causes: causes},
 //		})

@@ -15,10 +15,10 @@ import (
 
 // Point the kit at a go-sdk server behind toolmw: 30 hostile failures (and
 // the server's own tool) on the in-memory transport. In a test, call
-// mcpsdktest.Run(t, cfg) instead: it fails the test with the report.
+// mcpsdktest.Kit().Run(t, cfg) instead: it fails the test with the report.
 func Example() {
 	chain := middleware.New(middleware.Normalize(errs.Normalizer{}), middleware.Recover)
-	res, err := mcpsdktest.Check(context.Background(), mcpsdktest.Config{
+	res, err := mcpsdktest.Kit().Check(context.Background(), mcpsdktest.Config{
 		NewServer: func() *mcp.Server {
 			s := bareServer()
 			mcpsdk.Install(s, chain.Middleware())

@@ -49,7 +49,7 @@ func toolmwServer(causes *toolmwtest.Causes) func() *mcp.Server {
 // TestFindsTheLeaksOfABareServer: the go-sdk sends a raw handler error's
 // text to the client; the kit must say so, precisely.
 func TestFindsTheLeaksOfABareServer(t *testing.T) {
-	res, err := mcpsdktest.Check(context.Background(), mcpsdktest.Config{
+	res, err := mcpsdktest.Kit().Check(context.Background(), mcpsdktest.Config{
 		NewServer: bareServer,
 		Plan: toolmwtest.Plan{Transports: []toolmwtest.Transport{toolmwtest.InMemory},
 			Count: 16, // the raw shapes; no panic (the bare SDK would crash)
@@ -74,13 +74,13 @@ func TestFindsTheLeaksOfABareServer(t *testing.T) {
 // go-sdk transport, with the server side checked too.
 func TestNothingLeaksThroughToolmw(t *testing.T) {
 	causes := new(toolmwtest.Causes)
-	res := mcpsdktest.Run(t, mcpsdktest.Config{NewServer: toolmwServer(causes), Plan: toolmwtest.Plan{Causes: causes}})
+	res := mcpsdktest.Kit().Run(t, mcpsdktest.Config{NewServer: toolmwServer(causes), Plan: toolmwtest.Plan{Causes: causes}})
 	assert.Greater(t, res.Calls, 400, "every failing tool and the server's own were called on four transports")
 }
 
 func TestFailuresEnv(t *testing.T) {
 	t.Setenv(toolmwtest.FailuresEnv, "nonsense")
-	err := mcpsdktest.AddFailingToolsFromEnv(mcp.NewServer(&mcp.Implementation{Name: "x"}, nil))
+	err := mcpsdktest.Kit().AddFailingToolsFromEnv(mcp.NewServer(&mcp.Implementation{Name: "x"}, nil))
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), `want "seed,count"`), "the error says what to write: %v", err)
 }
@@ -88,7 +88,7 @@ func TestFailuresEnv(t *testing.T) {
 // TestBehaviourTableThroughToolmw: the recommended chain keeps every row.
 func TestBehaviourTableThroughToolmw(t *testing.T) {
 	causes := new(toolmwtest.Causes)
-	res, err := mcpsdktest.CheckBehaviour(context.Background(), mcpsdktest.BehaviourConfig{NewServer: toolmwServer(causes), Causes: causes})
+	res, err := mcpsdktest.Kit().CheckBehaviour(context.Background(), mcpsdktest.BehaviourConfig{NewServer: toolmwServer(causes), Causes: causes})
 	require.NoError(t, err)
 	assert.Empty(t, res.Problems, "%s", res)
 	assert.Equal(t, 8, res.Calls, "one call per row, and one more after the panic")
@@ -104,7 +104,7 @@ func TestBehaviourTableFindsAMissingHook(t *testing.T) {
 		mcpsdk.Install(s, chain.Middleware())
 		return s
 	}
-	res, err := mcpsdktest.CheckBehaviour(context.Background(), mcpsdktest.BehaviourConfig{NewServer: noDiagnostics, Causes: causes})
+	res, err := mcpsdktest.Kit().CheckBehaviour(context.Background(), mcpsdktest.BehaviourConfig{NewServer: noDiagnostics, Causes: causes})
 	require.NoError(t, err)
 	require.Len(t, res.Problems, 1, "%s", res)
 	assert.Contains(t, res.Problems[0].Issue, "reached no diagnostics event", "the problem names the column broken")

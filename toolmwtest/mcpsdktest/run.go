@@ -6,31 +6,42 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolmw/toolmw/toolmwtest"
 )
 
-// Config says what [Run] checks. Transports: toolmwtest.InMemory (through
-// pipes, so every byte is seen), StreamableHTTP, StatelessHTTP, SSE (on an
-// httptest server on 127.0.0.1) or a toolmwtest.Command, whose binary
-// registers the failing tools with [AddFailingToolsFromEnv]. Default: the
-// first four. The failures are [Failures](Seed, Count).
+// Config says what [Kit]'s Run and Check check. Transports:
+// toolmwtest.InMemory (through pipes, so every byte is seen),
+// StreamableHTTP, StatelessHTTP, SSE (on an httptest server on 127.0.0.1)
+// or a toolmwtest.Command, whose binary registers the failing tools with
+// Kit().AddFailingToolsFromEnv. Default: the first four.
 type Config = toolmwtest.ServerConfig[*mcp.Server]
 
-// kit is go-sdk's connector and tools, for the runs every SDK kit makes.
-var kit = toolmwtest.Kit[*mcp.Server]{Name: "mcpsdktest", Failures: Failures, AddFailingTools: AddFailingTools, AddTool: addTool, AddCountTool: addCountTool, NewGuarded: newGuarded, Identify: identify, Connect: connect,
-	Transports: []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.StatelessHTTP, toolmwtest.SSE}}
+// BehaviourConfig says what [Kit]'s CheckBehaviour checks: the rows of
+// toolmw's behaviour table (the README's "What the caller sees, what the
+// server keeps") on a go-sdk server, over the in-memory transport, as
+// toolmwtest.CheckRows describes.
+type BehaviourConfig = toolmwtest.BehaviourConfig[*mcp.Server]
 
-// Run runs the check and reports each problem with t.Error; it returns the
-// result.
-func Run(t testing.TB, cfg Config) *toolmwtest.Result { t.Helper(); return kit.Run(t, cfg) }
-
-// Check runs the check and returns what it found, without a testing.TB: for
-// tests of the kit itself, or to assert on the report.
-func Check(ctx context.Context, cfg Config) (*toolmwtest.Result, error) { return kit.Check(ctx, cfg) }
+// Kit is go-sdk's connector and tools: its Run, Check and CheckBehaviour
+// run the checks every SDK kit makes (toolmwtest.Kit) on go-sdk servers,
+// with go-sdk's own client. Its failures are toolmwtest.Generate's and
+// go-sdk's own shapes (a handler's own *jsonrpc.Error with a
+// protocol-looking code, a result whose structured content cannot be
+// encoded, ...); even tools are raw mcp.ToolHandlers, odd ones typed
+// handlers registered with mcp.AddTool, so both of the SDK's ways of
+// turning an error into a response are tried.
+func Kit() toolmwtest.Kit[*mcp.Server, *mcp.CallToolResult] {
+	return toolmwtest.Kit[*mcp.Server, *mcp.CallToolResult]{
+		Name:       "mcpsdktest",
+		Transports: []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.StatelessHTTP, toolmwtest.SSE},
+		Shapes:     sdkShapes,
+		AddTool:    addTool, AddFailingTool: addFailingTool, Result: result, AddCountTool: addCountTool,
+		NewGuarded: newGuarded, Identify: identify, Connect: connect,
+	}
+}
 
 // connect serves server over tr (a Command transport's binary instead)
 // and connects the SDK's client to it, recording every byte from the

@@ -13,50 +13,34 @@ import (
 	"github.com/toolmw/toolmw/toolmwtest"
 )
 
-// Failures returns the failures [Run] registers for seed and n: those of
-// [toolmwtest.Generate], and shapes of the go-sdk's own (a handler's own
-// *jsonrpc.Error with a protocol-looking code, a result whose structured
-// content cannot be encoded).
-func Failures(seed int64, n int) []toolmwtest.Failure {
-	return toolmwtest.GenerateWith(seed, n, sdkShapes, "sdk")
+// addTool is the kit's AddTool: a raw tool handler, whose input schema
+// takes any object.
+func addTool(s *mcp.Server, name, desc string, run func() (*mcp.CallToolResult, error)) {
+	s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return run() })
 }
 
-// AddFailingTools registers one tool per failure on s, named as
-// [toolmwtest.ToolName] says, and [toolmwtest.AliveTool]; even indexes are raw [mcp.ToolHandler]s, odd ones typed
-// handlers registered with [mcp.AddTool], so both of the SDK's ways of
-// turning an error into a response are tried. Register them before
-// installing toolmw or after: the adapter wraps natively registered tools.
-func AddFailingTools(s *mcp.Server, fs []toolmwtest.Failure) {
-	addTool(s, toolmwtest.AliveTool, func() (toolmwtest.Reply, error) { return toolmwtest.Reply{Text: "ok"}, nil })
-	for i, f := range fs {
-		name := toolmwtest.ToolName(i)
-		desc := "toolmwtest: fails as " + f.Shape
-		if i%2 == 0 {
-			s.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(`{"type":"object"}`)},
-				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-					return toolmwtest.Returned[*mcp.CallToolResult](f)
-				})
-			continue
-		}
-		mcp.AddTool(s, &mcp.Tool{Name: name, Description: desc},
-			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-				res, err := toolmwtest.Returned[*mcp.CallToolResult](f)
-				return res, nil, err
-			})
+// result is the kit's Result.
+func result(r toolmwtest.Reply) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, StructuredContent: r.Structured}
+}
+
+// addFailingTool is the kit's AddFailingTool: even indexes are raw
+// handlers, odd ones typed handlers registered with [mcp.AddTool].
+func addFailingTool(s *mcp.Server, i int, f toolmwtest.Failure) {
+	name, desc := toolmwtest.ToolName(i), "toolmwtest: fails as "+f.Shape
+	if i%2 == 0 {
+		addTool(s, name, desc, func() (*mcp.CallToolResult, error) { return toolmwtest.Returned[*mcp.CallToolResult](f) })
+		return
 	}
+	mcp.AddTool(s, &mcp.Tool{Name: name, Description: desc},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := toolmwtest.Returned[*mcp.CallToolResult](f)
+			return res, nil, err
+		})
 }
 
-// AddFailingToolsFromEnv registers the failures [Run] asks for through
-// [toolmwtest.FailuresEnv], in a server binary served over stdio; it does nothing when
-// the variable is unset, and returns an error when it is malformed.
-func AddFailingToolsFromEnv(s *mcp.Server) error {
-	fs, err := toolmwtest.FailuresFromEnv(Failures)
-	if fs != nil {
-		AddFailingTools(s, fs)
-	}
-	return err
-}
-
+// sdkShapes are go-sdk's own failure shapes, for the kit's Failures.
 var sdkShapes = []func(c string) toolmwtest.Failure{
 	func(c string) toolmwtest.Failure {
 		return toolmwtest.NewFailure("a handler's own *jsonrpc.Error shaped like unknown tool", c, toolmwtest.Raw, func() error {
