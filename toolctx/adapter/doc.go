@@ -22,7 +22,12 @@
 // [WithNormalizer], [WithFallbackLogger], [WithVisibility], resolved by
 // [NewConfig]); the adapters re-export them. For the SDKs that need them,
 // [Tasks] links a task's execution to its id and [Marks] tells the calls
-// that entered the middleware from those the SDK rejected before it.
+// that entered the middleware from those the SDK rejected before it;
+// [SchemaCache] keeps what an adapter compiled of its tools' schemas; and a
+// [FrameGuard], given how the SDK decodes a frame ([FrameCodec]), answers
+// a message the SDK could not decode with a fixed error instead of the
+// decoder's text, in a hook of the SDK's, in front of its HTTP handler, or
+// on a newline-delimited stream such as stdio ([FrameGuard.Stream]).
 //
 // The kit imports toolctx and errs, never an SDK.
 package adapter
