@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // MCP's stdio transport (and any stream transport of an SDK: go-sdk's
@@ -108,13 +109,15 @@ func (r *streamReader) Read(p []byte) (int, error) {
 // carries.
 func (r *streamReader) check(frame []byte) ([]byte, bool) {
 	ctx := context.Background()
-	if v := r.out.version(); frame[0] == '[' && v >= noBatchesFrom {
-		r.g.log(ctx, "", "a batch on a session of protocol "+v, nil)
-		return (&Refusal{Code: CodeInvalidRequest, Message: MsgFrameBatch}).Answer(), false
+	if frame[0] == '[' {
+		if v := r.out.session.version(); v >= noBatchesFrom {
+			r.g.log(ctx, "", "a batch on a session of protocol "+v, nil)
+			return (&Refusal{Code: CodeInvalidRequest, Message: MsgFrameBatch}).Answer(), false
+		}
 	}
 	answer, pass := r.g.CheckFrame(ctx, frame)
 	if pass && frame[0] == '{' && bytes.Contains(frame, []byte(`"initialize"`)) {
-		r.out.expect(frame)
+		r.out.session.expect(frame)
 	}
 	return answer, pass
 }
@@ -146,18 +149,16 @@ func closeOf(v any) error {
 // streamWriter is a Stream's writer: whole writes, decoder text scrubbed,
 // and the session's protocol version read from the answer to initialize.
 type streamWriter struct {
-	mu     sync.Mutex
-	w      io.Writer
-	initID any    // the id of the initialize the server has yet to answer
-	waitID bool   // initID is set
-	proto  string // the version the server answered initialize with
+	mu      sync.Mutex // held across a write: each leaves whole
+	w       io.Writer
+	session session
 }
 
 func (s *streamWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.waitID && bytes.Contains(p, []byte(`"protocolVersion"`)) {
-		s.learn(p)
+	if s.session.waiting.Load() && bytes.Contains(p, []byte(`"protocolVersion"`)) {
+		s.session.learn(p)
 	}
 	if q, changed := scrubLine(p); changed {
 		if _, err := s.w.Write(q); err != nil {
@@ -170,9 +171,19 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 
 func (s *streamWriter) Close() error { return closeOf(s.w) }
 
+// session is what a Stream knows of its session's protocol version, under
+// a lock of its own: the reader asks it while a Write may be blocked on a
+// peer that is not reading.
+type session struct {
+	waiting atomic.Bool // an initialize awaits its answer (initID)
+	mu      sync.Mutex
+	initID  any
+	proto   string // the version the server answered initialize with
+}
+
 // expect notes the id of frame, a request the guard passed, when it is an
 // initialize and the session's version is not known yet.
-func (s *streamWriter) expect(frame []byte) {
+func (s *session) expect(frame []byte) {
 	var m struct {
 		ID     any    `json:"id"`
 		Method string `json:"method"`
@@ -187,30 +198,36 @@ func (s *streamWriter) expect(frame []byte) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.proto == "" && !s.waitID {
-		s.initID, s.waitID = m.ID, true
+	if s.proto == "" && !s.waiting.Load() {
+		s.initID = m.ID
+		s.waiting.Store(true)
 	}
 }
 
-// learn reads the version of p when it is the answer to the initialize
-// awaited; s.mu is held.
-func (s *streamWriter) learn(p []byte) {
+// learn reads the version of p, a line the server writes, when it is the
+// answer to the initialize awaited.
+func (s *session) learn(p []byte) {
 	var m struct {
 		ID     any `json:"id"`
 		Result *struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		} `json:"result"`
 	}
-	if json.Unmarshal(p, &m) != nil || m.ID != s.initID {
+	if json.Unmarshal(p, &m) != nil {
 		return
 	}
-	s.waitID = false
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.waiting.Load() || m.ID != s.initID {
+		return
+	}
+	s.waiting.Store(false)
 	if m.Result != nil {
 		s.proto = m.Result.ProtocolVersion
 	}
 }
 
-func (s *streamWriter) version() string {
+func (s *session) version() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.proto

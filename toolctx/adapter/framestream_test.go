@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -155,3 +156,44 @@ type closer struct {
 
 func (c *closer) Read(p []byte) (int, error) { return c.Reader.Read(p) }
 func (c *closer) Close() error               { c.closed = true; return nil }
+
+// blockingWriter blocks every Write until release is closed, after saying
+// it entered.
+type blockingWriter struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingWriter) Write(p []byte) (int, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return len(p), nil
+}
+
+// The reader never waits for a write: while the server's write is blocked
+// (a peer that writes before it reads), the stream still hands the SDK its
+// lines, batches included (whose check asks the session's version).
+func TestStreamReadsWhileAWriteBlocks(t *testing.T) {
+	g := adapter.NewFrameGuard(&adapter.Config{Logger: slog.New(slog.DiscardHandler)}, testCodec())
+	bw := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	sdk, out := g.Stream(strings.NewReader(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`+"\n"), bw, 0)
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		_, _ = out.Write([]byte(`{"jsonrpc":"2.0","id":0,"result":{}}` + "\n"))
+	}()
+	<-bw.entered // the write holds the stream's writer
+	read := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(sdk)
+		read <- b
+	}()
+	select {
+	case b := <-read:
+		assert.Contains(t, string(b), `"method":"ping"`)
+	case <-time.After(10 * time.Second): // a bound on a broken test, not a measure
+		t.Error("the reader waited for the blocked write")
+	}
+	close(bw.release)
+	<-wrote
+}
