@@ -5,8 +5,11 @@
 // behind a toolmw chain. It keeps the one rule as the go-sdk and mcp-go
 // adapters do, because the kit does what makes an adapter correct: the
 // chain runs contained, its result is checked before the hooks record it
-// and before it is sent, nothing is sent about a call once it has ended.
-// What is left here is the codec: decode the request, encode the result.
+// and before it is sent, nothing is sent about a call once it has ended,
+// and the kit's frame guard stands on the stdio (the one go-sdk's adapter
+// puts on go-sdk's): a line the loop could not decode is answered with a
+// fixed message. What is left here is the codec: decode the request (and
+// say how, for the guard), encode the result.
 //
 //	go run ./examples/adapter   # then speak MCP on its stdin
 //
