@@ -199,6 +199,33 @@ func wireInMemory(t *testing.T, s *mcp.Server, l *slog.Logger) wire {
 	}}
 }
 
+// wireInMemoryRaw writes raw lines on the client's end of an in-memory
+// pipe: every frame, envelopes go-sdk cannot decode included, which the
+// guard answers there as on IO.
+func wireInMemoryRaw(t *testing.T, s *mcp.Server, l *slog.Logger) wire {
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(context.Background(), guardTransport(st, l), nil)
+	require.NoError(t, err)
+	p, ok := mcpsdk.InMemoryPipe(ct)
+	require.True(t, ok, "go-sdk's InMemoryTransport is still its pipe")
+	send, lines := rawLines(t, p)
+	answers := make(chan []byte, 1024)
+	go func() {
+		defer close(answers)
+		for l := range lines {
+			answers <- []byte(l)
+		}
+	}()
+	t.Cleanup(func() { _ = ss.Close() })
+	var mu sync.Mutex
+	return wire{answers: answers, send: func(t *testing.T, frame string) ([]byte, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		send(frame)
+		return nil, true
+	}}
+}
+
 func post(t *testing.T, url, session, frame string) (*http.Response, []byte) {
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(frame))
 	require.NoError(t, err)
@@ -277,6 +304,7 @@ func wireSSE(t *testing.T, s *mcp.Server, l *slog.Logger) wire {
 
 var frameWires = map[string]func(*testing.T, *mcp.Server, *slog.Logger) wire{
 	"in-memory":                 wireInMemory,
+	"in-memory raw":             wireInMemoryRaw,
 	"io":                        wireIO,
 	"streamable-http":           wireStreamable(false),
 	"streamable-http stateless": wireStreamable(true),
