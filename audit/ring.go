@@ -38,8 +38,8 @@ type ring struct {
 	rows  []Record
 	dones []chan struct{} // Sync: signalled once the row is durable or accounted for
 	seqs  []atomic.Uint64
-	size  uint64 // slots
-	queue uint64 // rows not yet taken, at most
+	size  uint64        // slots
+	queue uint64        // rows not yet taken, at most
 	_     [40]byte      // tail on a cache line of its own, away from what the consumer writes
 	tail  atomic.Uint64 // next position to reserve (producers)
 	_     [56]byte
