@@ -198,6 +198,7 @@ type Async struct {
 	cfg      AsyncConfig
 	limits   Limits
 	q        *ring
+	batchDiv divisor       // by BatchSize: the row that fills a batch wakes the dispatcher
 	wake     chan struct{} // to the dispatcher: a batch is queued, or a row waits for the disk
 	room     chan struct{} // from the dispatcher: it took rows out of the queue (see blockPush)
 	direct   chan []Record // to the writer, when it is idle and the spool is empty: a slice of q
@@ -288,6 +289,7 @@ func NewAsync(sink Sink, cfg AsyncConfig) *Async {
 			a.spool.mu.Unlock()
 		}
 	}
+	a.batchDiv = newDivisor(uint64(cfg.BatchSize))
 	a.waiters.New = func() any { return make(chan struct{}, 1) }
 	a.run = newRunner(cfg.FallbackLogger)
 	a.runCtx, a.abort = context.WithCancel(context.Background())
@@ -323,7 +325,7 @@ func (a *Async) emit(ctx context.Context, r *Record) {
 	}
 	queuedOK := true
 	if pos := a.q.push(r, done); pos != 0 {
-		if done != nil || pos%uint64(a.cfg.BatchSize) == 0 {
+		if done != nil || a.batchDiv.mod(pos) == 0 {
 			a.signal()
 		}
 	} else {
@@ -379,7 +381,7 @@ type slot struct{ i, pos uint64 }
 // publish hands the row reserved in s to the dispatcher (see reserve).
 func (a *Async) publish(s slot) {
 	a.q.publish(s.i, s.pos)
-	if (s.pos+1)%uint64(a.cfg.BatchSize) == 0 {
+	if a.batchDiv.mod(s.pos+1) == 0 {
 		a.signal()
 	}
 	a.inflight.Add(-1)

@@ -110,11 +110,10 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 		panic("audit.Interceptor: " + c.mistake)
 	}
 	hook := func(ctx context.Context, info middleware.CallInfo) {
-		// What calls out (the context's Value, an Arguments that encodes
-		// itself, the redactor, the copy of _meta) runs first: a row written
-		// in place (below) holds a slot of the queue from its reservation to
-		// its publication, and nothing in between may stop.
-		ref := toolctx.TraceRefFrom(ctx)
+		// What may take its time (an Arguments that encodes itself, the
+		// redactor, the copy of _meta) runs first: a row written in place
+		// (below) holds a slot of the queue from its reservation to its
+		// publication, and the rows queued after it wait for it.
 		reqBytes := 0
 		if info.Request != nil {
 			reqBytes = info.Request.Arguments.Len()
@@ -135,7 +134,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			// cutting to the limits could fail on.
 			if r, slot := a.reserve(); r != nil {
 				defer a.publish(slot) // a fault in between still frees the queue
-				toolRow(r, &info, ref, reqBytes)
+				toolRow(ctx, r, &info, reqBytes)
 				r.Arguments = args
 				a.limits.apply(r)
 				a.ownArguments(r)
@@ -143,7 +142,7 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 			}
 		}
 		var r Record
-		toolRow(&r, &info, ref, reqBytes)
+		toolRow(ctx, &r, &info, reqBytes)
 		r.ClientMeta, r.Arguments = meta, args
 		c.emit(ctx, e, &r)
 	}
@@ -151,11 +150,11 @@ func Interceptor(e Emitter, opts ...Option) toolctx.Middleware {
 }
 
 // toolRow fills r, a zero Record or a slot of the queue, with the row of
-// the call info describes, ref its trace and reqBytes the size of its
-// arguments. It calls nothing that can fail: field reads, and the row's
-// own functions, which walk what they are given without calling its
-// methods (errs.Describe contains a cause's).
-func toolRow(r *Record, info *middleware.CallInfo, ref toolctx.TraceRef, reqBytes int) {
+// the call info describes, reqBytes the size of its arguments. It reads
+// fields, ctx's trace and the result's sizes, all quickly; a fault in it
+// (a context whose Value panics) leaves the row as it is, published (see
+// Interceptor).
+func toolRow(ctx context.Context, r *Record, info *middleware.CallInfo, reqBytes int) {
 	d := info.Details
 	r.Time = info.Start
 	r.Kind = KindTool
@@ -185,7 +184,7 @@ func toolRow(r *Record, info *middleware.CallInfo, ref toolctx.TraceRef, reqByte
 			r.Detail = o.Public.Detail
 		}
 	}
-	if !ref.IsZero() {
+	if ref := toolctx.TraceRefFrom(ctx); ref != (toolctx.TraceRef{}) {
 		r.TraceID, r.SpanID = ref.HexIDs()
 	}
 }

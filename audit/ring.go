@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"math/bits"
 	"sync/atomic"
 	"unsafe"
 )
@@ -39,8 +40,9 @@ type ring struct {
 	dones []chan struct{} // Sync: signalled once the row is durable or accounted for
 	seqs  []atomic.Uint64
 	size  uint64        // slots
+	div   divisor       // by size
 	queue uint64        // rows not yet taken, at most
-	_     [40]byte      // tail on a cache line of its own, away from what the consumer writes
+	_     [24]byte      // tail on a cache line of its own, away from what the consumer writes
 	tail  atomic.Uint64 // next position to reserve (producers)
 	_     [56]byte
 	head  atomic.Uint64 // next position to take (the consumer; read by push and len)
@@ -51,7 +53,7 @@ type ring struct {
 // batches taken and not yet released.
 func newRing(queue, extra int) *ring {
 	n := queue + extra
-	q := &ring{rows: make([]Record, n), dones: make([]chan struct{}, n), seqs: make([]atomic.Uint64, n), size: uint64(n), queue: uint64(queue)}
+	q := &ring{rows: make([]Record, n), dones: make([]chan struct{}, n), seqs: make([]atomic.Uint64, n), size: uint64(n), div: newDivisor(uint64(n)), queue: uint64(queue)}
 	for i := range q.seqs {
 		q.seqs[i].Store(uint64(i))
 	}
@@ -85,7 +87,7 @@ func (q *ring) reserve() (i, pos uint64, ok bool) {
 		if pos-q.head.Load() >= q.queue {
 			return 0, 0, false // full: queue rows wait to be taken (head only grows: a stale one errs on full)
 		}
-		i = pos % q.size
+		i = q.div.mod(pos)
 		seq := q.seqs[i].Load()
 		switch d := int64(seq - pos); {
 		case d == 0:
@@ -112,7 +114,7 @@ func (q *ring) publish(i, pos uint64) { q.seqs[i].Store(pos + 1) }
 // slots until release. Only one goroutine may take.
 func (q *ring) take(batch []Record, waiters []chan struct{}, max int) (_ []Record, _ []chan struct{}, end bool) {
 	pos := q.head.Load()
-	i := pos % q.size
+	i := q.div.mod(pos)
 	start := i // not an empty slice's pointer: one with no room points at the array's start
 	if len(batch) > 0 {
 		if start = q.index(batch); start+uint64(len(batch)) != i {
@@ -164,6 +166,26 @@ func (q *ring) index(batch []Record) uint64 {
 		panic("audit: a batch that is not a slice of the writer's ring")
 	}
 	return i
+}
+
+// divisor takes remainders by d with a multiplication where % divides: a
+// 64-bit division is a few nanoseconds of a call's time (4 on this
+// machine's AMD EPYC, `go test` of a dependent loop), twice a call.
+type divisor struct{ d, recip uint64 }
+
+// newDivisor returns the divisor by d > 0.
+func newDivisor(d uint64) divisor { return divisor{d, ^uint64(0) / d} }
+
+// mod is x % d. The quotient x·recip/2⁶⁴ is the true one or one less
+// (recip is within 1 of 2⁶⁴/d, and x/2⁶⁴ < 1), so one subtraction
+// corrects the remainder.
+func (v divisor) mod(x uint64) uint64 {
+	quo, _ := bits.Mul64(x, v.recip)
+	r := x - quo*v.d
+	if r >= v.d {
+		r -= v.d
+	}
+	return r
 }
 
 // len returns how many rows are queued and not yet taken now.

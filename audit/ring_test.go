@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"testing"
 
@@ -111,4 +112,28 @@ func TestRingWaitersAreTaken(t *testing.T) {
 	assert.Len(t, b, 2)
 	assert.Equal(t, []chan struct{}{d}, waiters)
 	assert.Nil(t, q.dones[0])
+}
+
+// TestDivisorIsTheRemainder: divisor.mod, a multiplication, is x % d for
+// every size the ring or a batch may have, x near 0, around each multiple
+// and near 2⁶⁴ included.
+func TestDivisorIsTheRemainder(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for _, size := range []uint64{1, 2, 3, 5, 7, 8, 12288, 67584, 1<<16 + 1, 1 << 20, 1<<31 - 1, 1<<32 + 3} {
+		v := newDivisor(size)
+		check := func(x uint64) {
+			if got := v.mod(x); got != x%size {
+				t.Fatalf("d %d x %d: mod %d, want %d", size, x, got, x%size)
+			}
+		}
+		for pos := range min(3*size, 100000) {
+			check(pos)
+		}
+		for k := range uint64(1000) {
+			check(k*size - 1)
+			check(k * size)
+			check(^uint64(0) - k)
+			check(rnd.Uint64())
+		}
+	}
 }
