@@ -64,9 +64,10 @@ const (
 // each zero field takes the default its doc names; a negative one is a
 // mistake, unless its doc says what it means (MaxRetries).
 type AsyncConfig struct {
-	// QueueSize is how many rows wait in memory at most. The queue's slots
-	// are allocated up front (a few hundred bytes each; a row references
-	// only its own bounded copies, see [Limits]). Default 8192.
+	// QueueSize is how many rows wait in memory at most. The queue's slots,
+	// and room for the two batches being handed over and written, are
+	// allocated up front (a few hundred bytes each; a row references only
+	// its own bounded copies, see [Limits]). Default 8192.
 	QueueSize int
 	// BatchSize is how many rows go to the sink in one write at most.
 	// Default 2048, at most QueueSize.
