@@ -64,9 +64,10 @@ const (
 // each zero field takes the default its doc names; a negative one is a
 // mistake, unless its doc says what it means (MaxRetries).
 type AsyncConfig struct {
-	// QueueSize is how many rows wait in memory at most. The queue's slots
-	// are allocated up front (a few hundred bytes each; a row references
-	// only its own bounded copies, see [Limits]). Default 8192.
+	// QueueSize is how many rows wait in memory at most. The queue's slots,
+	// and room for the two batches being handed over and written, are
+	// allocated up front (a few hundred bytes each; a row references only
+	// its own bounded copies, see [Limits]). Default 8192.
 	QueueSize int
 	// BatchSize is how many rows go to the sink in one write at most.
 	// Default 2048, at most QueueSize.
@@ -198,10 +199,10 @@ type Async struct {
 	cfg      AsyncConfig
 	limits   Limits
 	q        *ring
+	batchDiv divisor       // by BatchSize: the row that fills a batch wakes the dispatcher
 	wake     chan struct{} // to the dispatcher: a batch is queued, or a row waits for the disk
 	room     chan struct{} // from the dispatcher: it took rows out of the queue (see blockPush)
-	direct   chan []Record // to the writer, when it is idle and the spool is empty
-	free     chan []Record
+	direct   chan []Record // to the writer, when it is idle and the spool is empty: a slice of q
 	closing  chan struct{}
 	dispDone chan struct{}
 	done     chan struct{}
@@ -273,11 +274,10 @@ func NewAsync(sink Sink, cfg AsyncConfig) *Async {
 		spool:    cfg.Spool,
 		cfg:      cfg,
 		limits:   cfg.Limits.withDefaults(),
-		q:        newRing(cfg.QueueSize),
+		q:        newRing(cfg.QueueSize, 2*cfg.BatchSize), // room for the batch being written and the one handed over
 		wake:     make(chan struct{}, 1),
 		room:     make(chan struct{}, 1),
 		direct:   make(chan []Record),
-		free:     make(chan []Record, 2),
 		closing:  make(chan struct{}),
 		dispDone: make(chan struct{}),
 		done:     make(chan struct{}),
@@ -290,6 +290,7 @@ func NewAsync(sink Sink, cfg AsyncConfig) *Async {
 			a.spool.mu.Unlock()
 		}
 	}
+	a.batchDiv = newDivisor(uint64(cfg.BatchSize))
 	a.waiters.New = func() any { return make(chan struct{}, 1) }
 	a.run = newRunner(cfg.FallbackLogger)
 	a.runCtx, a.abort = context.WithCancel(context.Background())
@@ -309,11 +310,7 @@ func (a *Async) Emit(ctx context.Context, r Record) { a.emit(ctx, &r) }
 // directly.
 func (a *Async) emit(ctx context.Context, r *Record) {
 	a.limits.apply(r)
-	if len(r.Arguments) > 0 {
-		// A redactor may return a slice of the request's buffer: the
-		// queued row keeps its own copy, not the call's memory.
-		r.Arguments = bytes.Clone(r.Arguments)
-	}
+	a.ownArguments(r)
 	var done chan struct{}
 	if a.cfg.Durability == DurabilityDisk {
 		done = a.waiters.Get().(chan struct{})
@@ -329,7 +326,7 @@ func (a *Async) emit(ctx context.Context, r *Record) {
 	}
 	queuedOK := true
 	if pos := a.q.push(r, done); pos != 0 {
-		if done != nil || pos%uint64(a.cfg.BatchSize) == 0 {
+		if done != nil || a.batchDiv.mod(pos) == 0 {
 			a.signal()
 		}
 	} else {
@@ -346,6 +343,49 @@ func (a *Async) emit(ctx context.Context, r *Record) {
 		}
 		a.waiters.Put(done)
 	}
+}
+
+// ownArguments gives r a copy of its arguments: a redactor may return a
+// slice of the request's buffer, and a queued row keeps its own, not the
+// call's memory.
+func (a *Async) ownArguments(r *Record) {
+	if len(r.Arguments) > 0 {
+		r.Arguments = bytes.Clone(r.Arguments)
+	}
+}
+
+// reserve returns a zeroed slot of the queue for a row written in place,
+// for [Interceptor]; the caller fills the row, cuts it to a.limits, and
+// must then call publish whatever happens. It returns
+// nil when the row must take emit's way: the writer is closed, the queue
+// is full (emit counts the drop, or waits under Block), or the call must
+// wait for the disk.
+func (a *Async) reserve() (*Record, slot) {
+	if a.cfg.Durability == DurabilityDisk {
+		return nil, slot{}
+	}
+	a.inflight.Add(1)
+	if !a.closed.Load() {
+		if i, pos, ok := a.q.reserve(); ok {
+			r := &a.q.rows[i]
+			*r = Record{} // the slot holds a released row (see ring.release)
+			return r, slot{i, pos}
+		}
+	}
+	a.inflight.Add(-1)
+	return nil, slot{}
+}
+
+// slot is a reserved slot of the queue: its index and its position.
+type slot struct{ i, pos uint64 }
+
+// publish hands the row reserved in s to the dispatcher (see reserve).
+func (a *Async) publish(s slot) {
+	a.q.publish(s.i, s.pos)
+	if a.batchDiv.mod(s.pos+1) == 0 {
+		a.signal()
+	}
+	a.inflight.Add(-1)
 }
 
 // signal wakes the dispatcher without waiting.
@@ -472,50 +512,33 @@ func (a *Async) Close(ctx context.Context) error {
 	return a.closeErr
 }
 
-// newBatch returns an empty batch buffer.
-func (a *Async) newBatch() []Record {
-	select {
-	case b := <-a.free:
-		return b
-	default:
-		return make([]Record, 0, a.cfg.BatchSize)
-	}
-}
-
-// recycle returns a written batch's buffer.
-func (a *Async) recycle(b []Record) {
-	clear(b) // drop references to the rows' strings and maps
-	select {
-	case a.free <- b[:0]:
-	default:
-	}
-}
+// recycle gives a batch's slots back to the queue once it is written,
+// spooled or given to the fallback: a batch is a slice of the queue (see
+// ring), and nothing may read it after.
+func (a *Async) recycle(b []Record) { a.q.release(b) }
 
 // dispatch takes rows from the queue into batches and hands each to the
 // writer goroutine or the spool.
 func (a *Async) dispatch() {
 	defer close(a.dispDone)
-	batch := a.newBatch()
+	var batch []Record // a slice of the queue (see ring)
 	var waiters []chan struct{}
+	full := false // batch reaches the queue's last slot: the next rows start a batch of their own
 	flush := func() {
 		if len(batch) > 0 {
 			a.handOff(batch, waiters)
-			batch = a.newBatch()
+			batch, full = nil, false
 			waiters = waiters[:0]
 		}
 	}
 	// fill takes what is queued now, up to a batch.
 	fill := func() {
-		took := false
-		for n := len(batch); n < a.cfg.BatchSize; n = len(batch) {
-			if batch, waiters = a.q.popInto(batch, waiters, a.cfg.BatchSize-n); len(batch) == n {
-				break
-			}
-			took = true
-		}
-		if took {
+		n := len(batch)
+		batch, waiters, full = a.q.take(batch, waiters, a.cfg.BatchSize)
+		if len(batch) > n {
 			a.passRoom() // a blocked Emit can push now
 		}
+		full = full || len(batch) >= a.cfg.BatchSize
 	}
 	disk := a.cfg.Durability == DurabilityDisk
 	tick := time.NewTicker(a.cfg.FlushInterval)
@@ -527,7 +550,7 @@ func (a *Async) dispatch() {
 	for {
 		select {
 		case <-a.wake:
-			for fill(); len(batch) >= a.cfg.BatchSize; fill() {
+			for fill(); full; fill() {
 				flush()
 			}
 			if disk {
@@ -580,6 +603,7 @@ func (a *Async) handOff(batch []Record, waiters []chan struct{}) {
 		case a.direct <- batch:
 		case <-a.runCtx.Done(): // Close gave up: nobody writes any more
 			a.toFallback(context.Background(), batch, a.runCtx.Err())
+			a.recycle(batch)
 		}
 		return
 	}

@@ -20,14 +20,13 @@ func BenchmarkQueue(b *testing.B) {
 	r := Record{Time: time.Now(), Kind: KindTool, CallID: "c-1", Tool: "search", Outcome: OutcomeOK}
 	const batch = 1024
 	ringCase := func(b *testing.B, parallel bool) {
-		q := newRing(8192)
+		q := newRing(8192, 2*batch)
 		wake := make(chan struct{}, 1)
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			batch := make([]Record, 0, batch)
 			var waiters []chan struct{}
 			for {
 				select {
@@ -36,9 +35,11 @@ func BenchmarkQueue(b *testing.B) {
 					return
 				}
 				for {
-					if batch, waiters = q.popInto(batch[:0], waiters, cap(batch)); len(batch) == 0 {
+					rows, _, _ := q.take(nil, waiters[:0], batch)
+					if len(rows) == 0 {
 						break
 					}
+					q.release(rows)
 				}
 			}
 		}()

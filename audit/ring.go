@@ -1,6 +1,10 @@
 package audit
 
-import "sync/atomic"
+import (
+	"math/bits"
+	"sync/atomic"
+	"unsafe"
+)
 
 // ring is the writer's queue: a bounded multi-producer, single-consumer
 // ring of rows (Vyukov's bounded queue). A push is one compare-and-swap
@@ -14,25 +18,42 @@ import "sync/atomic"
 // -run '^$' -bench 'Chain/audit$' -benchtime 1000000x`, 2026-12-01), and
 // mcp-go's in-process calls 15 µs more (a wakeup each).
 //
+// The ring is also the batches' memory: the dispatcher takes a run of
+// published rows as a slice of the ring itself (take), hands it to the
+// writer or the spool, and the slots go back to the producers only once
+// the batch is written or spooled (release). A row is copied once, by its
+// call, into its slot, and read in place from there; a copy into a batch
+// buffer and the clear of that buffer cost a row another two passes over
+// its cache lines (a few hundred bytes that the writer's core must pull
+// from the caller's), the larger part of the writer's CPU per row.
+//
+// So that the batch being written and the one being handed over take no
+// room from the calls, as separate buffers did not, the ring has room for
+// them (extra slots) on top of the queue: a push is refused once the queue
+// holds queue rows not yet taken, or when its slot is still held by a
+// batch.
+//
 // The rows, their done channels and their sequence numbers are three
-// arrays, not one array of slots: the dispatcher takes a run of rows with
-// one bulk copy into its batch and one bulk clear, instead of a copy out
-// of each slot, a copy into the batch and a clear of the slot, row by row
-// (a row is a few hundred bytes).
+// arrays, not one array of slots: a batch is then a plain []Record.
 type ring struct {
 	rows  []Record
 	dones []chan struct{} // Sync: signalled once the row is durable or accounted for
 	seqs  []atomic.Uint64
-	size  uint64
-	_     [48]byte      // tail on a cache line of its own, away from what the consumer reads
+	size  uint64        // slots
+	div   divisor       // by size
+	queue uint64        // rows not yet taken, at most
+	_     [24]byte      // tail on a cache line of its own, away from what the consumer writes
 	tail  atomic.Uint64 // next position to reserve (producers)
 	_     [56]byte
-	head  atomic.Uint64 // next position to read (the consumer; read by len)
+	head  atomic.Uint64 // next position to take (the consumer; read by push and len)
+	_     [56]byte
 }
 
-// newRing returns a ring that holds n rows.
-func newRing(n int) *ring {
-	q := &ring{rows: make([]Record, n), dones: make([]chan struct{}, n), seqs: make([]atomic.Uint64, n), size: uint64(n)}
+// newRing returns a ring that queues queue rows, with extra slots for the
+// batches taken and not yet released.
+func newRing(queue, extra int) *ring {
+	n := queue + extra
+	q := &ring{rows: make([]Record, n), dones: make([]chan struct{}, n), seqs: make([]atomic.Uint64, n), size: uint64(n), div: newDivisor(uint64(n)), queue: uint64(queue)}
 	for i := range q.seqs {
 		q.seqs[i].Store(uint64(i))
 	}
@@ -44,61 +65,130 @@ func newRing(n int) *ring {
 }
 
 // push copies the row r (and done) into the ring and returns its position
-// plus one, or 0 when the ring is full.
+// plus one, or 0 when the queue is full.
 func (q *ring) push(r *Record, done chan struct{}) uint64 {
-	pos := q.tail.Load()
+	i, pos, ok := q.reserve()
+	if !ok {
+		return 0
+	}
+	q.rows[i], q.dones[i] = *r, done
+	q.publish(i, pos)
+	return pos + 1
+}
+
+// reserve claims the slot of the next position, pos, at index i: the
+// caller writes its row in q.rows[i] (and its done channel in q.dones[i])
+// and then calls publish, which nothing may keep it from doing (the
+// consumer waits for the slots in order). ok is false when the queue is
+// full.
+func (q *ring) reserve() (i, pos uint64, ok bool) {
+	pos = q.tail.Load()
 	for {
-		i := pos % q.size
+		if pos-q.head.Load() >= q.queue {
+			return 0, 0, false // full: queue rows wait to be taken (head only grows: a stale one errs on full)
+		}
+		i = q.div.mod(pos)
 		seq := q.seqs[i].Load()
 		switch d := int64(seq - pos); {
 		case d == 0:
 			if q.tail.CompareAndSwap(pos, pos+1) {
-				q.rows[i], q.dones[i] = *r, done
-				q.seqs[i].Store(pos + 1) // publish
-				return pos + 1
+				return i, pos, true
 			}
 			pos = q.tail.Load()
 		case d < 0:
-			return 0 // full: the slot still holds a row from a lap ago
+			return 0, 0, false // full: the slot still holds a row of a batch not yet released
 		default:
 			pos = q.tail.Load() // another producer took it
 		}
 	}
 }
 
-// popInto appends to batch the oldest published rows, at most max, and to
-// waiters their done channels that are not nil, and returns both; none
-// when the ring is empty or the oldest slot is reserved but not yet
-// written. The rows move with one copy, and their slots are cleared (no
-// reference to the rows' strings and maps stays behind) before they are
-// released to the producers. Only one goroutine may pop.
-func (q *ring) popInto(batch []Record, waiters []chan struct{}, max int) ([]Record, []chan struct{}) {
+// publish makes the row reserved at pos, in slot i, the consumer's.
+func (q *ring) publish(i, pos uint64) { q.seqs[i].Store(pos + 1) }
+
+// take extends batch, a slice of the ring that ends where the consumer
+// stopped (or an empty one), with the oldest published rows, to at most max
+// rows, and appends to waiters their done channels that are not nil. A
+// batch does not wrap: end reports that it reaches the ring's last slot,
+// so that the next rows start a batch of their own. The rows stay in their
+// slots until release. Only one goroutine may take.
+func (q *ring) take(batch []Record, waiters []chan struct{}, max int) (_ []Record, _ []chan struct{}, end bool) {
 	pos := q.head.Load()
-	i := pos % q.size
+	i := q.div.mod(pos)
+	start := i // not an empty slice's pointer: one with no room points at the array's start
+	if len(batch) > 0 {
+		if start = q.index(batch); start+uint64(len(batch)) != i {
+			return batch, waiters, true // it ends at the ring's last slot: the rows at its first start the next batch
+		}
+	}
 	n := uint64(0)
-	limit := min(uint64(max), q.size-i) // a run does not wrap
+	limit := min(uint64(max-len(batch)), q.size-i)
 	for n < limit && q.seqs[i+n].Load() == pos+n+1 {
 		n++
 	}
-	if n == 0 {
-		return batch, waiters
-	}
-	batch = append(batch, q.rows[i:i+n]...)
-	clear(q.rows[i : i+n])
-	for j, d := range q.dones[i : i+n] {
-		if d != nil {
-			waiters = append(waiters, d)
-			q.dones[i+uint64(j)] = nil
+	if n > 0 {
+		for j, d := range q.dones[i : i+n] {
+			if d != nil {
+				waiters = append(waiters, d)
+				q.dones[i+uint64(j)] = nil
+			}
 		}
+		q.head.Store(pos + n)
+		batch = q.rows[start : i+n : i+n] // no room past its end: a sink's append cannot reach the next rows
 	}
-	for k := uint64(0); k < n; k++ {
-		q.seqs[i+k].Store(pos + k + q.size)
-	}
-	q.head.Store(pos + n)
-	return batch, waiters
+	return batch, waiters, i+n == q.size
 }
 
-// len returns how many slots are reserved or full now.
+// release gives the slots of batch, a slice that take returned, back to
+// the producers. Batches may be released in any order, from any
+// goroutine. The rows are not cleared: the next row written in a slot
+// overwrites all of it (see push and Async.reserve), and a clear here would
+// be one more pass of the writer's core over lines the callers' core
+// writes next; a released row keeps its strings and maps alive until then,
+// no more memory than a full queue holds.
+func (q *ring) release(batch []Record) {
+	if len(batch) == 0 {
+		return
+	}
+	i := q.index(batch)
+	for k := range uint64(len(batch)) {
+		s := &q.seqs[i+k]
+		s.Store(s.Load() - 1 + q.size) // published at pos+1: free for the producer of pos+size
+	}
+}
+
+// index is the slot where batch, a slice of the ring, starts. A slice
+// that is not one panics: releasing it would free slots still in use.
+func (q *ring) index(batch []Record) uint64 {
+	off := uintptr(unsafe.Pointer(unsafe.SliceData(batch))) - uintptr(unsafe.Pointer(unsafe.SliceData(q.rows)))
+	i := uint64(off / unsafe.Sizeof(Record{}))
+	if off%unsafe.Sizeof(Record{}) != 0 || i+uint64(cap(batch)) > q.size {
+		panic("audit: a batch that is not a slice of the writer's ring")
+	}
+	return i
+}
+
+// divisor takes remainders by d with a multiplication where % divides: a
+// 64-bit division is a few nanoseconds of a call's time (4 on this
+// machine's AMD EPYC, `go test` of a dependent loop), twice a call.
+type divisor struct{ d, recip uint64 }
+
+// newDivisor returns the divisor by d > 0.
+func newDivisor(d uint64) divisor { return divisor{d, ^uint64(0) / d} }
+
+// mod is x % d. The quotient x·recip/2⁶⁴ is the true one or one less
+// (recip is within 1 of 2⁶⁴/d, and x/2⁶⁴ < 1), so one subtraction
+// corrects the remainder.
+func (v divisor) mod(x uint64) uint64 {
+	quo, _ := bits.Mul64(x, v.recip)
+	r := x - quo*v.d
+	if r >= v.d {
+		r -= v.d
+	}
+	return r
+}
+
+// len returns how many rows are queued and not yet taken now.
 func (q *ring) len() int {
 	h := q.head.Load()
 	t := q.tail.Load()

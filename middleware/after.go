@@ -92,10 +92,9 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 			// reported to the fallback logger.
 			var s safecall.Scope
 			inHook := false
-			var info CallInfo
 			defer s.Handle(func(f safecall.Fault) (stop bool) {
 				if inHook {
-					o.hookFault(ctx, afterHookFault, f, info.Details)
+					o.hookFault(ctx, afterHookFault, f, toolctx.DetailsOf(req))
 					return true
 				}
 				o.reportPanic(ctx, fn, req, start, panicError(f))
@@ -104,7 +103,7 @@ func After(fn AfterFunc, opts ...Option) toolctx.Middleware {
 			// What the adapter cannot send is recorded as the failure the
 			// client gets (adapter.Sendable), not as a success.
 			res = adapter.Sendable(ctx, next.CallTool(ctx, req))
-			info = CallInfo{Details: toolctx.DetailsOf(req), Request: req, Result: res, Start: start, Duration: time.Since(start)}
+			info := CallInfo{Details: toolctx.DetailsOf(req), Request: req, Result: res, Start: start, Duration: time.Since(start)}
 			if res.Failed() {
 				info.Outcome = toolctx.Classify(ctx, res, o.normalizer)
 				info.cause = res.Cause()
