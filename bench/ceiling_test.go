@@ -201,7 +201,7 @@ func ceilingToolmw(b *testing.B, st store) {
 // reportFaults reports the PostgreSQL backends' minor page faults per row
 // (server-minflt/row): memory a backend gives back at the end of each COPY
 // and faults in again at the next costs it CPU that the data does not
-// explain (sqlstore's setUpPostgres says when that happened).
+// explain (see sqlstore's keepCopyMemory).
 func reportFaults(b *testing.B, server procUse) {
 	b.ReportMetric(float64(server.minflt)/float64(b.N), "server-minflt/row")
 }
@@ -358,10 +358,9 @@ func BenchmarkCeilingServer(b *testing.B) {
 		}
 		return st.WriteBatch(ctx, batch[:n])
 	}
-	// A batch each before the count: the store opens its connection at
-	// its first write, and each backend's first COPY fills its caches.
-	// The store's backend is the one that appeared with that write (the
-	// one it set its table up on may not have exited yet).
+	// A batch each before the count: each backend's first COPY fills its
+	// caches. The store's backend is the one it wrote on: the one that
+	// appeared with that write, or its only one.
 	if err := driver(0, storeBatch); err != nil {
 		b.Fatal(err)
 	}

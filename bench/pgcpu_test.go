@@ -25,7 +25,7 @@ import (
 // It also counts the backends' minor page faults (/proc/PID/stat): a
 // backend that gives memory back to the system at the end of each COPY
 // and faults it in again at the next shows there (see sqlstore's
-// setUpPostgres), where its CPU time alone would not say why.
+// keepCopyMemory), where its CPU time alone would not say why.
 type pgCPU struct {
 	mon   *pgx.Conn // a connection of its own, under another name
 	app   string
@@ -86,9 +86,9 @@ func (m *pgCPU) backends(tb testing.TB, atLeastOne bool) map[int]procUse {
 	return out
 }
 
-// begin takes the first reading. A store may have no connection yet (it
-// closes the one it set its table up on): its backends then count from
-// their start, their connection's setup included (about a millisecond, a
+// begin takes the first reading. A store may have no connection yet (its
+// pool opens them as it needs them): a backend started since counts from
+// its start, its connection's setup included (about a millisecond, a
 // hundredth of a microsecond per row of a 100,000-row run).
 func (m *pgCPU) begin(tb testing.TB) { m.start = m.backends(tb, false) }
 

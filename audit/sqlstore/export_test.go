@@ -28,14 +28,3 @@ func SetSQLiteLengthLimit(ctx context.Context, s *Store, n int) error {
 	_, err = msqlite.Limit(c, sqlite3.SQLITE_LIMIT_LENGTH, n)
 	return err
 }
-
-// PostgresConns is how many connections a PostgreSQL store's pool holds.
-func PostgresConns(s *Store) int32 { return s.pool.Stat().TotalConns() }
-
-// PostgresQueryInt runs a query returning one integer on a connection of
-// a PostgreSQL store's pool.
-func PostgresQueryInt(ctx context.Context, s *Store, q string, args ...any) (int64, error) {
-	var n int64
-	err := s.pool.QueryRow(ctx, q, args...).Scan(&n)
-	return n, err
-}

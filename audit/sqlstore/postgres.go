@@ -30,6 +30,9 @@ func OpenPostgres(ctx context.Context, dsn string, opts Config) (*Store, error) 
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: postgres: the DSN cannot be parsed: %w", err)
 	}
+	if !opts.ReadOnly {
+		cfg.AfterConnect = keepCopyMemory
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: postgres: %w", err)
@@ -39,7 +42,12 @@ func OpenPostgres(ctx context.Context, dsn string, opts Config) (*Store, error) 
 		return nil, fmt.Errorf("sqlstore: postgres: cannot connect to %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
 	}
 	s := &Store{dialect: postgres, table: table, pool: pool, readOnly: opts.ReadOnly}
-	check := s.setUpPostgres
+	check := func(ctx context.Context) error {
+		if err := s.initPostgres(ctx); err != nil {
+			return err
+		}
+		return s.provePostgres(ctx)
+	}
 	if opts.ReadOnly {
 		check = s.checkPostgresReadOnly
 	}
@@ -49,6 +57,38 @@ func OpenPostgres(ctx context.Context, dsn string, opts Config) (*Store, error) 
 	}
 	return s, nil
 }
+
+// keepCopyMemory runs, on each connection a writing store opens, one
+// statement that makes the backend allocate 4 MiB and free it. Each COPY
+// allocates its tuple slots (about 100 blocks of 8 KiB for a batch of 2048
+// rows) and frees them when the statement ends; where those blocks lie at
+// the top of the backend's heap, glibc's malloc, with its default trim
+// threshold of 128 KiB, gives them back to the system one brk at a time,
+// and the next COPY faults them in again. Whether they lie there depends on
+// what the backend did before (a backend whose first insert into the table
+// was the probe row of provePostgres, or a COPY of fewer rows than later
+// ones, has them there for good), so it cannot be left to the order of
+// statements. Freeing a chunk it had mapped on its own (any allocation
+// above 128 KiB) raises glibc's trim threshold to twice that chunk's size,
+// 8 MiB here, for the life of the process: the slots' memory then stays in
+// the heap from one COPY to the next. Measured on PostgreSQL 15 with glibc
+// 2.36, batches of 2048 rows: without it 100 brk calls and 180 more page
+// faults per COPY (0.150 faults per row against 0.056) and 4-13% more
+// server CPU per row than on a backend that keeps the memory (see
+// BenchmarkCeilingServer in bench). Elsewhere (another malloc) it costs
+// one statement per connection. The server refusing it costs nothing more.
+func keepCopyMemory(ctx context.Context, c *pgx.Conn) error {
+	_, err := c.Exec(ctx, keepCopyMemorySQL)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return nil
+	}
+	return err
+}
+
+// keepCopyMemorySQL allocates 4 MiB in the backend (planning evaluates
+// repeat, an immutable function of constants) and frees it.
+const keepCopyMemorySQL = "SELECT length(repeat('x', 4194304))"
 
 // readTx runs f in a read-only transaction.
 func (s *Store) readTx(ctx context.Context, f func(pgx.Tx) error) error {
@@ -114,39 +154,11 @@ func postgresColumns(ctx context.Context, tx pgx.Tx, table string) (map[string]b
 	return have, rows.Err()
 }
 
-// setUpPostgres creates, upgrades or checks the table and proves that a
-// row can be written, on a connection it takes from the pool and then
-// closes instead of giving back: no connection the writer copies on has
-// inserted into the table before its first COPY. On a backend that has
-// (provePostgres's probe row, even rolled back), each COPY's tuple slots
-// (about 100 blocks of 8 KiB, freed when the statement ends) lie at the top
-// of the backend's malloc heap: every COPY ends by giving them back to the
-// system one brk of 8 KiB at a time, and the next one faults them in again
-// (measured on PostgreSQL 15 with glibc: 100 brk calls and 180 more page
-// faults per COPY of 2048 rows, 4-8% more server CPU per row). On a
-// backend whose first insert into the table is a COPY, the caches that
-// insert fills for good (the type cache among them) are allocated while
-// the slots are, above them, and keep the slots' memory in the heap from
-// one COPY to the next: what a connection of the driver's own gets.
-// See BenchmarkCeiling/postgres's server-minflt/row.
-func (s *Store) setUpPostgres(ctx context.Context) error {
-	c, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("cannot connect: %w", err)
-	}
-	conn := c.Hijack()
-	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	if err := s.initPostgres(ctx, conn); err != nil {
-		return err
-	}
-	return s.provePostgres(ctx, conn)
-}
-
 // provePostgres checks, before the first row, that the table has the
 // expected columns and that a row and a ledger entry can be written (in a
 // transaction rolled back).
-func (s *Store) provePostgres(ctx context.Context, conn *pgx.Conn) error {
-	tx, err := conn.Begin(ctx)
+func (s *Store) provePostgres(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot begin: %w", err)
 	}
@@ -171,8 +183,8 @@ func (s *Store) provePostgres(ctx context.Context, conn *pgx.Conn) error {
 	return nil // rolled back
 }
 
-func (s *Store) initPostgres(ctx context.Context, conn *pgx.Conn) error {
-	tx, err := conn.Begin(ctx)
+func (s *Store) initPostgres(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot begin the schema transaction: %w", err)
 	}
