@@ -536,6 +536,9 @@ func (a *Async) dispatch() {
 		case <-tick.C:
 			fill()
 			flush()
+			if disk {
+				a.spool.closeBatch() // the group commits since the last tick go to the store together
+			}
 		case <-logTick.C:
 			a.logDrops()
 		case <-syncTick.C:
@@ -550,6 +553,9 @@ func (a *Async) dispatch() {
 				fill()
 				flush()
 				if a.inflight.Load() == 0 && a.q.len() == 0 {
+					if disk {
+						a.spool.closeBatch()
+					}
 					return
 				}
 				time.Sleep(50 * time.Microsecond) // an Emit is between its check and its send
@@ -590,9 +596,14 @@ func (a *Async) handOff(batch []Record, waiters []chan struct{}) {
 		default: // the writer is busy: the sink is slower than the calls
 		}
 	}
-	id, err := a.spool.nextID()
-	if err == nil {
-		err = a.spool.add(id, batch, a.cfg.Durability == DurabilityDisk)
+	var err error
+	if a.cfg.Durability == DurabilityDisk {
+		err = a.spool.addPart(batch, a.cfg.BatchSize) // a group commit
+	} else {
+		var id BatchID
+		if id, err = a.spool.nextID(); err == nil {
+			err = a.spool.add(id, batch, false)
+		}
 	}
 	a.spooledOrLost(batch, err)
 	a.recycle(batch) // the spool keeps a copy
@@ -691,7 +702,7 @@ func (a *Async) write() {
 // retried, and a part is written once with an [OnceSink] whatever
 // happens, since its id names where it starts in the batch.
 func (a *Async) replay(e *entry, recs []Record, closing bool) bool {
-	id := BatchID{Spool: a.spool.ID(), Seq: e.seq}
+	id := BatchID{Spool: a.spool.ID(), Seq: e.seq, First: e.first}
 	left := wholeBatch(len(recs))
 	wait := a.cfg.Backoff
 	sawRefusal := false
@@ -807,7 +818,7 @@ func (a *Async) writePart(id *BatchID, first int, rows []Record) error {
 	defer cancel()
 	if id != nil && a.onceSink != nil {
 		pid := *id
-		pid.First = first
+		pid.First += first
 		return a.run.call(func() error { return a.onceSink.WriteBatchOnce(ctx, pid, rows) })
 	}
 	return a.run.call(func() error { return a.sink.WriteBatch(ctx, rows) })
