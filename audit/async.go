@@ -48,8 +48,19 @@ const (
 	DurabilityMemory Durability = iota
 	// DurabilityDisk: Emit returns once the row is durable in the [Spool]
 	// (fsync'd; the calls queued together share one fsync, a group
-	// commit), so no call is answered without its row on disk. Every batch
-	// goes through the spool. Requires [AsyncConfig.Spool].
+	// commit), so no call is answered without its row on disk: a SIGKILL,
+	// a crash or a power loss (on a disk that honours fsync) loses no
+	// answered call's row. Every row goes through the spool. Requires
+	// [AsyncConfig.Spool].
+	//
+	// The group commits are parts of one spooled batch, which the store
+	// gets in one write once it is closed: at BatchSize rows, every
+	// FlushInterval, and at Close. So the store is off the calls' path,
+	// as with DurabilityMemory, and a row reaches it as late as it does
+	// there (up to FlushInterval after its call); what disk adds to a call
+	// is its wait for the spool's fsync. A process killed before the write
+	// leaves the batch's parts in the spool, and the next one writes them
+	// as one batch, once (an [OnceSink]'s ledger).
 	//
 	// An HTTP row ([KindHTTP], from [HTTP]) waits too: [HTTP] emits it
 	// when the handler returns, before the server ends the response, so

@@ -81,9 +81,9 @@ var ErrSpoolFull = errors.New("the audit spool is full")
 
 // Spool is a durable local queue of batches on disk, in one directory:
 // append-only segment files of checksummed frames. [Async] puts batches in
-// it when the store fails or is slow (or, with [Sync] durability, every
-// batch), and replays them into the store, oldest first, when it answers
-// again. Open one with [OpenSpool] and pass it in [AsyncConfig.Spool]; the
+// it when the store fails or is slow (or, with [DurabilityDisk], every
+// row: each group commit appends a part to the batch being filled),
+// and replays them into the store, oldest first, when it answers again. Open one with [OpenSpool] and pass it in [AsyncConfig.Spool]; the
 // Async owns it from then on and closes it. Rows in the spool when the
 // process stops are replayed by the next one that opens the directory.
 //
