@@ -48,8 +48,19 @@ const (
 	DurabilityMemory Durability = iota
 	// DurabilityDisk: Emit returns once the row is durable in the [Spool]
 	// (fsync'd; the calls queued together share one fsync, a group
-	// commit), so no call is answered without its row on disk. Every batch
-	// goes through the spool. Requires [AsyncConfig.Spool].
+	// commit), so no call is answered without its row on disk: a SIGKILL,
+	// a crash or a power loss (on a disk that honours fsync) loses no
+	// answered call's row. Every row goes through the spool. Requires
+	// [AsyncConfig.Spool].
+	//
+	// The group commits are parts of one spooled batch, which the store
+	// gets in one write once it is closed: at BatchSize rows, every
+	// FlushInterval, and at Close. So the store is off the calls' path,
+	// as with DurabilityMemory, and a row reaches it as late as it does
+	// there (up to FlushInterval after its call); what disk adds to a call
+	// is its wait for the spool's fsync. A process killed before the write
+	// leaves the batch's parts in the spool, and the next one writes them
+	// as one batch, once (an [OnceSink]'s ledger).
 	//
 	// An HTTP row ([KindHTTP], from [HTTP]) waits too: [HTTP] emits it
 	// when the handler returns, before the server ends the response, so
@@ -559,6 +570,9 @@ func (a *Async) dispatch() {
 		case <-tick.C:
 			fill()
 			flush()
+			if disk {
+				a.spool.closeBatch() // the group commits since the last tick go to the store together
+			}
 		case <-logTick.C:
 			a.logDrops()
 		case <-syncTick.C:
@@ -573,6 +587,9 @@ func (a *Async) dispatch() {
 				fill()
 				flush()
 				if a.inflight.Load() == 0 && a.q.len() == 0 {
+					if disk {
+						a.spool.closeBatch()
+					}
 					return
 				}
 				time.Sleep(50 * time.Microsecond) // an Emit is between its check and its send
@@ -614,9 +631,14 @@ func (a *Async) handOff(batch []Record, waiters []chan struct{}) {
 		default: // the writer is busy: the sink is slower than the calls
 		}
 	}
-	id, err := a.spool.nextID()
-	if err == nil {
-		err = a.spool.add(id, batch, a.cfg.Durability == DurabilityDisk)
+	var err error
+	if a.cfg.Durability == DurabilityDisk {
+		err = a.spool.addPart(batch, a.cfg.BatchSize) // a group commit
+	} else {
+		var id BatchID
+		if id, err = a.spool.nextID(); err == nil {
+			err = a.spool.add(id, batch, false)
+		}
 	}
 	a.spooledOrLost(batch, err)
 	a.recycle(batch) // the spool keeps a copy
@@ -715,7 +737,7 @@ func (a *Async) write() {
 // retried, and a part is written once with an [OnceSink] whatever
 // happens, since its id names where it starts in the batch.
 func (a *Async) replay(e *entry, recs []Record, closing bool) bool {
-	id := BatchID{Spool: a.spool.ID(), Seq: e.seq}
+	id := BatchID{Spool: a.spool.ID(), Seq: e.seq, First: e.first}
 	left := wholeBatch(len(recs))
 	wait := a.cfg.Backoff
 	sawRefusal := false
@@ -831,7 +853,7 @@ func (a *Async) writePart(id *BatchID, first int, rows []Record) error {
 	defer cancel()
 	if id != nil && a.onceSink != nil {
 		pid := *id
-		pid.First = first
+		pid.First += first
 		return a.run.call(func() error { return a.onceSink.WriteBatchOnce(ctx, pid, rows) })
 	}
 	return a.run.call(func() error { return a.sink.WriteBatch(ctx, rows) })

@@ -81,9 +81,9 @@ var ErrSpoolFull = errors.New("the audit spool is full")
 
 // Spool is a durable local queue of batches on disk, in one directory:
 // append-only segment files of checksummed frames. [Async] puts batches in
-// it when the store fails or is slow (or, with [Sync] durability, every
-// batch), and replays them into the store, oldest first, when it answers
-// again. Open one with [OpenSpool] and pass it in [AsyncConfig.Spool]; the
+// it when the store fails or is slow (or, with [DurabilityDisk], every
+// row: each group commit appends a part to the batch being filled),
+// and replays them into the store, oldest first, when it answers again. Open one with [OpenSpool] and pass it in [AsyncConfig.Spool]; the
 // Async owns it from then on and closes it. Rows in the spool when the
 // process stops are replayed by the next one that opens the directory.
 //
@@ -102,19 +102,25 @@ type Spool struct {
 	pending  []*entry   // not yet acknowledged, oldest first
 	size     int64      // bytes on disk
 	rows     int        // rows in pending
-	cached   int        // rows held decoded in memory
+	cached   int        // rows held decoded in memory, or room for them (an open batch's array)
 	cacheMax int
-	next     uint64 // the next batch number
-	ceiling  uint64 // numbers below this are reserved on disk
-	dirty    bool   // appended since the last fsync
+	spare    [][]Record // the arrays of replayed open batches, for the next ones
+	next     uint64     // the next batch number
+	ceiling  uint64     // numbers below this are reserved on disk
+	dirty    bool       // appended since the last fsync
 	closed   bool
 	// prealloc fills each new segment with zeros up front ([Async] sets
 	// it for [DurabilityDisk], before the first batch): a frame written
 	// into allocated blocks changes no metadata, so its datasync does not
 	// wait for the file system's journal, and every call waits for one.
 	prealloc bool
-	notify   chan struct{}
-	loaders  sync.WaitGroup // prefetch goroutines
+	// open is the batch addPart appends parts to, the last of pending;
+	// nil when none is open. The writer does not replay it until it is
+	// closed.
+	open    *entry
+	buf     []byte // addPart's frame, reused
+	notify  chan struct{}
+	loaders sync.WaitGroup // prefetch goroutines
 }
 
 type segment struct {
@@ -126,28 +132,37 @@ type segment struct {
 }
 
 type entry struct {
-	seg  *segment
-	off  int64
-	n    int // frame length
-	seq  uint64
-	rows int
-	recs []Record // decoded, or nil to read from disk
+	seg   *segment
+	off   int64
+	n     int // the length of its frames (one, or the parts of an open batch, back to back)
+	seq   uint64
+	first int // the index of its first row in the batch seq numbers (BatchID.First)
+	rows  int
+	recs  []Record // decoded, or nil to read from disk
+	held  int      // what recs counts against cacheMax: its rows, or an open batch's room
+	reuse bool     // recs is an open batch's array, to reuse once the batch is in the store
 	// loading is set while prefetch decodes recs.
 	loading bool
 }
 
 // The frame format. A frame is the magic, the payload's length, a CRC-32C
-// of the sequence number and the payload, the batch's sequence number, and
-// the payload: the batch's rows as a JSON array of [Record]. "TMS" names
-// the format and the fourth byte its version: fields added to Record are
-// additive (an older reader ignores them), and any other change takes a
-// new version, which an older toolmw refuses at open (errSpoolVersion)
-// instead of taking the frames for damage and cutting them.
+// of what follows it (the sequence number, the first row's index and the
+// payload), the batch's sequence number, the index in that batch of the
+// frame's first row, and the payload: the rows as a JSON array of
+// [Record]. "TMS" names the format and the fourth byte its version: fields
+// added to Record are additive (an older reader ignores them), and any
+// other change takes a new version, which an older toolmw refuses at open
+// (errSpoolVersion) instead of taking the frames for damage and cutting
+// them. Version 2 added the first row's index: with [DurabilityDisk] a
+// batch is spooled in parts, one per group commit (see [Spool.addPart]).
+// Version 1 frames (no index: a whole batch) are still read.
 const (
-	frameMagic  = framePrefix + "1"
-	framePrefix = "TMS"
-	frameHeader = 4 + 4 + 4 + 8 // magic, payload length, CRC-32C of seq and payload, seq
-	seqReserve  = 1 << 16
+	frameMagic    = framePrefix + "2"
+	frameMagicV1  = framePrefix + "1"
+	framePrefix   = "TMS"
+	frameHeader   = 4 + 4 + 4 + 8 + 4 // magic, payload length, CRC-32C of seq, first and payload, seq, first
+	frameHeaderV1 = 4 + 4 + 4 + 8     // magic, payload length, CRC-32C of seq and payload, seq
+	seqReserve    = 1 << 16
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -254,12 +269,13 @@ func (s *Spool) scan(num uint64, last bool) error {
 	}
 	seg := &segment{num: num, minSeq: ^uint64(0)}
 	off := 0
+	var prev *entry
 	for off < len(data) {
-		seq, payload, n, ok := parseFrame(data[off:])
+		seq, first, payload, n, ok := parseFrame(data[off:])
 		if !ok {
-			if v := data[off:]; len(v) >= 4 && string(v[:3]) == framePrefix && v[3] != frameMagic[3] && v[3] >= '0' && v[3] <= '9' {
+			if v := data[off:]; len(v) >= 4 && string(v[:3]) == framePrefix && v[3] != frameMagic[3] && v[3] != frameMagicV1[3] && v[3] >= '0' && v[3] <= '9' {
 				return fmt.Errorf("%q holds spool frames of format %s, written by another toolmw version; this one reads %s: "+
-					"open the directory with the version that wrote it, or move it away: %w", path, v[:4], frameMagic, errSpoolVersion)
+					"open the directory with the version that wrote it, or move it away: %w", path, v[:4], frameMagicV1+" and "+frameMagic, errSpoolVersion)
 			}
 			break
 		}
@@ -267,8 +283,16 @@ func (s *Spool) scan(num uint64, last bool) error {
 		if !ok {
 			break
 		}
-		s.pending = append(s.pending, &entry{seg: seg, off: int64(off), n: n, seq: seq, rows: rows})
 		s.rows += rows
+		if prev != nil && prev.seq == seq && prev.first+prev.rows == first && prev.off+int64(prev.n) == int64(off) {
+			// The next part of the same batch: replayed with it, whole.
+			prev.n += n
+			prev.rows += rows
+			off += n
+			continue
+		}
+		prev = &entry{seg: seg, off: int64(off), n: n, seq: seq, first: first, rows: rows}
+		s.pending = append(s.pending, prev)
 		seg.pending++
 		seg.minSeq = min(seg.minSeq, seq)
 		s.next = max(s.next, seq+1)
@@ -306,20 +330,40 @@ func allZero(b []byte) bool {
 	return true
 }
 
-// parseFrame returns the frame at the start of b.
-func parseFrame(b []byte) (seq uint64, payload []byte, n int, ok bool) {
-	if len(b) < frameHeader || string(b[:4]) != frameMagic {
-		return 0, nil, 0, false
+// parseFrame returns the frame at the start of b, of either version.
+func parseFrame(b []byte) (seq uint64, first int, payload []byte, n int, ok bool) {
+	hdr := frameHeader
+	switch {
+	case len(b) >= 4 && string(b[:4]) == frameMagic:
+	case len(b) >= 4 && string(b[:4]) == frameMagicV1:
+		hdr = frameHeaderV1
+	default:
+		return 0, 0, nil, 0, false
+	}
+	if len(b) < hdr {
+		return 0, 0, nil, 0, false
 	}
 	plen := int(binary.LittleEndian.Uint32(b[4:8]))
 	sum := binary.LittleEndian.Uint32(b[8:12])
-	if len(b) < frameHeader+plen {
-		return 0, nil, 0, false
+	if plen > len(b)-hdr {
+		return 0, 0, nil, 0, false
 	}
-	if crc32.Checksum(b[12:frameHeader+plen], crcTable) != sum {
-		return 0, nil, 0, false
+	if crc32.Checksum(b[12:hdr+plen], crcTable) != sum {
+		return 0, 0, nil, 0, false
 	}
-	return binary.LittleEndian.Uint64(b[12:20]), b[frameHeader : frameHeader+plen], frameHeader + plen, true
+	if hdr == frameHeader {
+		first = int(binary.LittleEndian.Uint32(b[20:24]))
+	}
+	return binary.LittleEndian.Uint64(b[12:20]), first, b[hdr : hdr+plen], hdr + plen, true
+}
+
+// putHeader fills the header of frame, whose payload follows it.
+func putHeader(frame []byte, seq uint64, first int) {
+	copy(frame, frameMagic)
+	binary.LittleEndian.PutUint32(frame[4:], uint32(len(frame)-frameHeader))
+	binary.LittleEndian.PutUint64(frame[12:], seq)
+	binary.LittleEndian.PutUint32(frame[20:], uint32(first))
+	binary.LittleEndian.PutUint32(frame[8:], crc32.Checksum(frame[12:], crcTable))
 }
 
 // reserve records on disk that the numbers up to next+seqReserve may be in
@@ -413,34 +457,145 @@ func (s *Spool) empty() bool {
 
 // add appends a batch durably when fsync is set. The spool keeps a copy
 // of recs (decoded, for the replay) while it holds few rows, so the caller
-// may reuse recs' array once add returns. With [DurabilityDisk] every
-// batch is spooled, most of a row or a few: keeping the dispatcher's
-// buffer (room for BatchSize rows, 754 KB at the default) held that much
-// per spooled row or two while the store was down, and made the
-// dispatcher allocate and clear a new buffer per batch. The error wraps
+// may reuse recs' array once add returns: keeping the dispatcher's buffer
+// (room for BatchSize rows, 754 KB at the default) held that much per
+// spooled batch while the store was down, and made the dispatcher
+// allocate and clear a new buffer per batch. The error wraps
 // [ErrSpoolFull] when the batch does not fit.
 func (s *Spool) add(id BatchID, recs []Record, fsync bool) error {
-	payload, err := json.Marshal(recs)
+	frame, err := encodeFrame(nil, recs)
 	if err != nil {
-		return fmt.Errorf("audit: spool: cannot encode the batch: %w", err)
+		return err
 	}
-	frame := make([]byte, frameHeader+len(payload))
-	copy(frame, frameMagic)
-	binary.LittleEndian.PutUint32(frame[4:], uint32(len(payload)))
-	binary.LittleEndian.PutUint64(frame[12:], id.Seq)
-	copy(frame[frameHeader:], payload)
-	binary.LittleEndian.PutUint32(frame[8:], crc32.Checksum(frame[12:], crcTable))
-
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return errors.New("audit: spool: closed")
 	}
+	s.closeOpen() // its parts stay back to back
+	seg, err := s.place(int64(len(frame)))
+	if err != nil {
+		return err
+	}
+	putHeader(frame, id.Seq, id.First)
+	if err := s.writeFrame(seg, frame, fsync); err != nil {
+		return err
+	}
+	e := &entry{seg: seg, off: seg.size, n: len(frame), seq: id.Seq, first: id.First, rows: len(recs)}
+	if s.cached+len(recs) <= s.cacheMax {
+		e.recs = slices.Clone(recs) // its own array, as long as the batch
+		e.held = len(recs)
+		s.cached += e.held
+	}
+	s.appended(seg, e, len(frame))
+	s.wakeWriter()
+	return nil
+}
+
+// addPart appends recs durably (fdatasync) as the next part of the open
+// batch, or as the first part of a new one: [DurabilityDisk]'s group
+// commit. The rows of many group commits then reach the store in one
+// write of the whole batch, as they do with [DurabilityMemory], instead of
+// one transaction per group commit (a handful of rows each at the
+// demo's load, each one a transaction of the store's, which cost more
+// than the fsync: see docs/serving.md). The batch is replayed once it is
+// closed: when it holds maxRows rows, when the dispatcher closes it (every
+// FlushInterval, and at Close), or when its segment is closed. A crash
+// before the replay replays its parts, which are back to back in one
+// segment, as one batch; the store's ledger ([OnceSink]) records the
+// batch's rows as it does for any batch. The spool keeps a copy of recs,
+// as add does.
+func (s *Spool) addPart(recs []Record, maxRows int) error {
+	// Encoded under mu: the dispatcher is the only caller, and the buffer
+	// is reused.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("audit: spool: closed")
+	}
+	frame, err := encodeFrame(s.buf[:0], recs)
+	if err != nil {
+		return err
+	}
+	s.buf = frame[:0]
+	fl := int64(len(frame))
+	seg, err := s.place(fl) // a new segment closes the open batch
+	if err != nil {
+		return err
+	}
+	e := s.open
+	if e != nil && (e.rows+len(recs) > maxRows || e.seg != seg || e.off+int64(e.n) != seg.size) {
+		s.closeOpen()
+		e = nil
+	}
+	seq, first := uint64(0), 0
+	if e != nil {
+		seq, first = e.seq, e.first+e.rows
+	} else {
+		if s.next >= s.ceiling {
+			if err := s.reserve(); err != nil {
+				return err
+			}
+		}
+		seq = s.next
+		s.next++
+	}
+	putHeader(frame, seq, first)
+	if err := s.writeFrame(seg, frame, true); err != nil {
+		return err
+	}
+	if e == nil {
+		e = &entry{seg: seg, off: seg.size, seq: seq, rows: 0}
+		// An array with room for the whole batch, counted whole against
+		// cacheMax: the parts never regrow it, and it is reused once the
+		// batch is in the store (growing one per batch by append was a
+		// tenth of the demo's allocations with DurabilityDisk). Without
+		// the room, the batch is read back from disk at its replay.
+		if s.cached+maxRows <= s.cacheMax {
+			if n := len(s.spare); n > 0 && cap(s.spare[n-1]) >= maxRows {
+				e.recs, s.spare = s.spare[n-1], s.spare[:n-1]
+			} else {
+				e.recs = make([]Record, 0, maxRows)
+			}
+			e.held, e.reuse = cap(e.recs), true
+			s.cached += e.held
+		}
+		s.appended(seg, e, 0)
+		s.open = e
+	}
+	if e.recs != nil {
+		e.recs = append(e.recs, recs...)
+	}
+	e.n += len(frame)
+	e.rows += len(recs)
+	seg.size += fl
+	s.rows += len(recs)
+	if e.rows >= maxRows {
+		s.closeOpen()
+	}
+	return nil
+}
+
+// encodeFrame appends to buf a frame holding recs, its header left for
+// putHeader.
+func encodeFrame(buf []byte, recs []Record) ([]byte, error) {
+	buf = append(buf, make([]byte, frameHeader)...)
+	buf, err := appendRecords(buf, recs)
+	if err != nil {
+		return nil, fmt.Errorf("audit: spool: cannot encode the batch: %w", err)
+	}
+	return buf, nil
+}
+
+// place returns the segment a frame of fl bytes goes to (at its size),
+// starting a new one when the frame does not fit in the one being
+// written. Called with mu held. The error wraps [ErrSpoolFull] when the
+// spool's files would outgrow MaxBytes.
+func (s *Spool) place(fl int64) (*segment, error) {
 	var seg *segment
 	if n := len(s.segs); n > 0 && s.cur != nil {
 		seg = s.segs[n-1]
 	}
-	fl := int64(len(frame))
 	newSeg := seg == nil || (seg.size > 0 && seg.size+fl > s.segBytes)
 	// need is how much the files grow: a new segment's length (its
 	// preallocation, or the frame) less the unused end the segment being
@@ -458,14 +613,21 @@ func (s *Spool) add(id BatchID, recs []Record, fsync bool) error {
 		need = max(0, seg.size+fl-seg.alloc)
 	}
 	if s.size+need > s.maxBytes {
-		return fmt.Errorf("audit: spool %q: %w (%d of %d bytes used)", s.dir, ErrSpoolFull, s.size, s.maxBytes)
+		return nil, fmt.Errorf("audit: spool %q: %w (%d of %d bytes used)", s.dir, ErrSpoolFull, s.size, s.maxBytes)
 	}
 	if newSeg {
 		if err := s.rotate(); err != nil {
-			return err
+			return nil, err
 		}
 		seg = s.segs[len(s.segs)-1]
 	}
+	return seg, nil
+}
+
+// writeFrame writes frame at the end of seg's frames, durably when fsync
+// is set; the caller then accounts for it. Called with mu held.
+func (s *Spool) writeFrame(seg *segment, frame []byte, fsync bool) error {
+	fl := int64(len(frame))
 	if _, err := s.cur.WriteAt(frame, seg.size); err != nil {
 		s.cut(seg) // undo a partial write; the segment grows from its frames' end from now on
 		if errors.Is(err, syscall.ENOSPC) {
@@ -486,21 +648,41 @@ func (s *Spool) add(id BatchID, recs []Record, fsync bool) error {
 	} else {
 		s.dirty = true
 	}
-	e := &entry{seg: seg, off: seg.size, n: len(frame), seq: id.Seq, rows: len(recs)}
-	if s.cached+len(recs) <= s.cacheMax {
-		e.recs = slices.Clone(recs) // its own array, as long as the batch
-		s.cached += len(recs)
-	}
-	seg.size += fl
+	return nil
+}
+
+// appended accounts for a new entry e in seg, whose frame of fl bytes was
+// written. Called with mu held.
+func (s *Spool) appended(seg *segment, e *entry, fl int) {
+	seg.size += int64(fl)
 	seg.pending++
-	seg.minSeq = min(seg.minSeq, id.Seq)
-	s.rows += len(recs)
+	seg.minSeq = min(seg.minSeq, e.seq)
+	s.rows += e.rows
 	s.pending = append(s.pending, e)
+}
+
+// wakeWriter tells the writer a batch is ready. Called with mu held.
+func (s *Spool) wakeWriter() {
 	select {
 	case s.notify <- struct{}{}:
 	default:
 	}
-	return nil
+}
+
+// closeOpen closes the open batch, if any: it takes no more parts, and
+// the writer may replay it. Called with mu held.
+func (s *Spool) closeOpen() {
+	if s.open != nil {
+		s.open = nil
+		s.wakeWriter()
+	}
+}
+
+// closeBatch closes the open batch (see addPart).
+func (s *Spool) closeBatch() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closeOpen()
 }
 
 // rotate closes the segment being written and starts a new one, filled
@@ -572,6 +754,7 @@ func (s *Spool) cut(seg *segment) {
 // its frames durable. The segment is deleted when all its batches are in
 // the store. Called with mu held.
 func (s *Spool) closeCur() error {
+	s.closeOpen()
 	s.cut(s.segs[len(s.segs)-1])
 	err := s.cur.Sync()
 	if cerr := s.cur.Close(); err == nil {
@@ -639,6 +822,10 @@ func (s *Spool) peek() (e *entry, recs []Record, ok bool, err error) {
 		return nil, nil, false, nil
 	}
 	e = s.pending[0]
+	if e == s.open {
+		s.mu.Unlock()
+		return nil, nil, false, nil // parts may still come
+	}
 	recs = e.recs
 	s.mu.Unlock()
 	if recs != nil {
@@ -657,7 +844,7 @@ func (s *Spool) prefetch() {
 		return
 	}
 	e := s.pending[1]
-	if e.recs != nil || e.loading || s.cached+e.rows > s.cacheMax {
+	if e == s.open || e.recs != nil || e.loading || s.cached+e.rows > s.cacheMax {
 		return
 	}
 	e.loading = true
@@ -670,7 +857,8 @@ func (s *Spool) prefetch() {
 		e.loading = false
 		if err == nil && e.seg.pending > 0 && e.recs == nil && slices.Contains(s.pending, e) {
 			e.recs = recs
-			s.cached += e.rows
+			e.held = e.rows
+			s.cached += e.held
 		}
 	}()
 }
@@ -730,20 +918,25 @@ func (s *Spool) read(e *entry) (recs []Record, err error) {
 	if _, err := f.ReadAt(buf, e.off); err != nil {
 		return nil, fmt.Errorf("audit: spool %q: read: %w", s.dir, err)
 	}
-	_, payload, _, good := parseFrame(buf)
-	if !good {
-		return nil, fmt.Errorf("audit: spool %q: the batch at %s:%d is damaged", s.dir, s.segPath(e.seg.num), e.off)
-	}
 	recs = make([]Record, 0, e.rows) // no regrowing while it decodes
-	// Numbers in the maps (ClientMeta, Detail) decode as json.Number, as
-	// they were written: a float64 would round an id above 2^53, and a
-	// number outside float64's range (1e999999, which a row may carry and
-	// the store refuses) would fail the whole batch here, where nothing
-	// can split it, instead of one row at the store.
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber()
-	if err := dec.Decode(&recs); err != nil {
-		return nil, fmt.Errorf("audit: spool %q: decode: %w", s.dir, err)
+	for off := 0; off < len(buf); {
+		_, _, payload, n, good := parseFrame(buf[off:])
+		if !good {
+			return nil, fmt.Errorf("audit: spool %q: the batch at %s:%d is damaged", s.dir, s.segPath(e.seg.num), e.off+int64(off))
+		}
+		off += n
+		// Numbers in the maps (ClientMeta, Detail) decode as json.Number,
+		// as they were written: a float64 would round an id above 2^53,
+		// and a number outside float64's range (1e999999, which a row may
+		// carry and the store refuses) would fail the whole batch here,
+		// where nothing can split it, instead of one row at the store.
+		var part []Record
+		dec := json.NewDecoder(bytes.NewReader(payload))
+		dec.UseNumber()
+		if err := dec.Decode(&part); err != nil {
+			return nil, fmt.Errorf("audit: spool %q: decode: %w", s.dir, err)
+		}
+		recs = append(recs, part...)
 	}
 	return recs, nil
 }
@@ -760,8 +953,12 @@ func (s *Spool) ack(e *entry) error {
 	s.pending = s.pending[1:]
 	s.rows -= e.rows
 	if e.recs != nil {
-		s.cached -= e.rows
-		e.recs = nil
+		s.cached -= e.held
+		if e.reuse && len(s.spare) < 2 {
+			clear(e.recs) // drop references to the rows' strings and maps
+			s.spare = append(s.spare, e.recs[:0])
+		}
+		e.recs, e.held = nil, 0
 	}
 	seg := e.seg
 	seg.pending--

@@ -17,31 +17,37 @@ import (
 )
 
 // TestDurabilityDiskSpoolKeepsRowsNotBuffers: with DurabilityDisk every
-// batch is spooled, most of a row or a few, and the spool holds the
-// batches it has not written yet decoded in memory. It must hold their
-// rows, not the dispatcher's buffers: a buffer has room for BatchSize
-// rows (754 KB at the default 2048), and while the store was down each
-// spooled row of a call kept one, up to the spool's 16,384 cached rows
-// (gigabytes). Each buffer was also allocated and cleared anew per batch.
+// group commit is spooled, most of a row or a few, as a part of the open
+// batch, and the spool holds the batches it has not written yet decoded in
+// memory, in arrays with room for a batch. What it holds must stay within
+// its cache's bound (counted in rows of room), however many batches wait
+// while the store is down: once each spooled group kept a buffer with room
+// for BatchSize rows (754 KB at the default 2048), up to the cache's 16,384
+// rows (gigabytes). The batches past the bound are read back from disk.
 func TestDurabilityDiskSpoolKeepsRowsNotBuffers(t *testing.T) {
 	sink := SinkFunc(func(context.Context, []Record) error { return errors.New("the store is down") })
 	sp, err := OpenSpool(t.TempDir(), SpoolConfig{FallbackLogger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
-	w := NewAsync(sink, AsyncConfig{Durability: DurabilityDisk, Spool: sp, Backoff: time.Hour,
+	sp.cacheMax = 64
+	w := NewAsync(sink, AsyncConfig{Durability: DurabilityDisk, Spool: sp, BatchSize: 16, Backoff: time.Hour,
 		FallbackLogger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	const calls = 50
+	const calls = 200
 	for i := range calls {
 		w.Emit(context.Background(), Record{Kind: KindTool, Tool: "t", CallID: string(rune('a' + i%26))})
 	}
 	sp.mu.Lock()
-	held, rows := 0, 0
+	held, rows, batches := 0, 0, len(sp.pending)
 	for _, e := range sp.pending {
 		held += cap(e.recs)
 		rows += len(e.recs)
 	}
+	cached, spooled := sp.cached, sp.rows
 	sp.mu.Unlock()
-	assert.Equal(t, calls, rows, "the spool holds every row decoded")
-	assert.Equal(t, rows, held, "and room for no more: its own arrays, not the dispatcher's buffers")
+	assert.Equal(t, calls, spooled, "every row is spooled")
+	assert.GreaterOrEqual(t, batches, calls/16, "in batches of at most BatchSize rows")
+	assert.Equal(t, cached, held, "the cache counts the room it holds")
+	assert.LessOrEqual(t, held, 64, "and holds no more than its bound")
+	assert.Positive(t, rows, "the first batches are held decoded")
 	err = w.Close(context.Background())
 	assert.ErrorContains(t, err, "stay in the spool", "the store is down: the rows stay for the next start")
 }

@@ -296,7 +296,7 @@ func TestSpoolOfAnotherVersionIsRefused(t *testing.T) {
 	last := segs[len(segs)-1]
 	f, err := os.OpenFile(last, os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
-	_, err = f.Write([]byte("TMS2\x10\x00\x00\x00a frame of a format to come"))
+	_, err = f.Write([]byte("TMS3\x10\x00\x00\x00a frame of a format to come"))
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	before, err := os.ReadFile(last)
@@ -304,7 +304,7 @@ func TestSpoolOfAnotherVersionIsRefused(t *testing.T) {
 
 	_, err = audit.OpenSpool(dir, audit.SpoolConfig{FallbackLogger: discardLogger(nil)})
 	require.Error(t, err, "a spool of another format version does not open")
-	assert.Contains(t, err.Error(), "format TMS2", "the error names the format found")
+	assert.Contains(t, err.Error(), "format TMS3", "the error names the format found")
 	assert.Contains(t, err.Error(), last, "and the file")
 	after, err := os.ReadFile(last)
 	require.NoError(t, err)
@@ -312,7 +312,7 @@ func TestSpoolOfAnotherVersionIsRefused(t *testing.T) {
 
 	// Once the newer frames are gone (the version that wrote them replayed
 	// them), the directory opens again with every row of its own.
-	require.NoError(t, os.WriteFile(last, before[:len(before)-len("TMS2\x10\x00\x00\x00a frame of a format to come")], 0o600))
+	require.NoError(t, os.WriteFile(last, before[:len(before)-len("TMS3\x10\x00\x00\x00a frame of a format to come")], 0o600))
 	sp := openSpool(t, dir, audit.SpoolConfig{})
 	assert.Equal(t, 20, sp.Rows(), "the rows of this version's frames are kept")
 	require.NoError(t, sp.Close())

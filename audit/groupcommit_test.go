@@ -1,0 +1,135 @@
+package audit_test
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolmw/toolmw/audit"
+)
+
+// copySpool copies what a process killed now leaves in a spool
+// directory (its id, its reserved numbers and its segments) to a new one.
+func copySpool(t *testing.T, dir string) string {
+	t.Helper()
+	to := t.TempDir()
+	names, err := filepath.Glob(filepath.Join(dir, "*.seg"))
+	require.NoError(t, err)
+	require.NotEmpty(t, names)
+	for _, name := range append(names, filepath.Join(dir, "id"), filepath.Join(dir, "seq")) {
+		b, err := os.ReadFile(name)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(to, filepath.Base(name)), b, 0o600))
+	}
+	return to
+}
+
+// TestDurabilityDiskGroupCommitsReachTheStoreInOneWrite: with
+// DurabilityDisk each call waits for its own group commit (here one per
+// row: the calls come one after the other), and the rows of all those
+// group commits reach the store in one write per batch, as with
+// DurabilityMemory, not in one transaction per group commit (250 writes
+// before).
+func TestDurabilityDiskGroupCommitsReachTheStoreInOneWrite(t *testing.T) {
+	s := newOnceSink()
+	w := audit.NewAsync(s, audit.AsyncConfig{Durability: audit.DurabilityDisk, BatchSize: 100, FlushInterval: time.Hour,
+		Spool: openSpool(t, t.TempDir(), audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
+	for i := range 250 {
+		w.Emit(context.Background(), row(i))
+	}
+	require.NoError(t, w.Close(context.Background()))
+	s.exactlyOnce(t, 250)
+	assert.Equal(t, int64(3), s.writes.Load(), "batches of BatchSize rows, the last one closed by Close")
+	st := w.Stats()
+	assert.Equal(t, uint64(250), st.Spooled, "every row went through the spool")
+	assert.Equal(t, uint64(250), st.Replayed)
+}
+
+// TestDurabilityDiskPartsReplayOnceAfterAKill: a batch spooled in parts
+// (one per group commit) and not yet in the store when the process is
+// killed is read back by the next process as one batch, and written once.
+func TestDurabilityDiskPartsReplayOnceAfterAKill(t *testing.T) {
+	dir := t.TempDir()
+	s := newOnceSink()
+	s.down.Store(true)
+	w := audit.NewAsync(s, audit.AsyncConfig{Durability: audit.DurabilityDisk, BatchSize: 100, FlushInterval: time.Hour, Backoff: time.Hour,
+		Spool: openSpool(t, dir, audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
+	for i := range 150 {
+		w.Emit(context.Background(), row(i)) // returns once its row is on disk
+	}
+	killed := copySpool(t, dir) // 100 rows in a closed batch, 50 in the open one
+	assert.ErrorContains(t, w.Close(context.Background()), "stay in the spool")
+
+	s.down.Store(false)
+	writes := s.writes.Load()
+	sp := openSpool(t, killed, audit.SpoolConfig{})
+	assert.Equal(t, 150, sp.Rows(), "every part is read back")
+	w2 := audit.NewAsync(s, audit.AsyncConfig{Spool: sp, FallbackLogger: discardLogger(nil)})
+	require.NoError(t, w2.Close(context.Background()))
+	s.exactlyOnce(t, 150)
+	assert.Equal(t, int64(2), s.writes.Load()-writes, "each batch's parts are written together")
+}
+
+// TestDurabilityDiskKilledAfterTheStoreTookABatch: killed once the store
+// has a batch whose parts are still in the spool's segment (it is deleted
+// when full, or at Close), and while the next batch is open, the next
+// process replays both: the store's ledger skips the first, whose parts
+// come back under the same batch id, and the second is written once.
+func TestDurabilityDiskKilledAfterTheStoreTookABatch(t *testing.T) {
+	dir := t.TempDir()
+	s := newOnceSink()
+	w := audit.NewAsync(s, audit.AsyncConfig{Durability: audit.DurabilityDisk, BatchSize: 100, FlushInterval: time.Hour,
+		Spool: openSpool(t, dir, audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
+	for i := range 150 {
+		w.Emit(context.Background(), row(i))
+	}
+	// The first batch closed at 100 rows; the writer takes it on its own.
+	for deadline := time.Now().Add(time.Minute); s.count() < 100 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	require.Equal(t, 100, s.count(), "the writer wrote the closed batch")
+	killed := copySpool(t, dir)
+	require.NoError(t, w.Close(context.Background()))
+	s.exactlyOnce(t, 150)
+
+	w2 := audit.NewAsync(s, audit.AsyncConfig{Spool: openSpool(t, killed, audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
+	require.NoError(t, w2.Close(context.Background()))
+	s.exactlyOnce(t, 150)
+}
+
+// TestSpoolReadsVersion1Frames: a spool left by a toolmw that wrote
+// version 1 frames (a whole batch each, no part index) opens, and its
+// rows are replayed, each once.
+func TestSpoolReadsVersion1Frames(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "id"), []byte("0123456789abcdef0123456789abcdef\n"), 0o600))
+	var seg []byte
+	for seq := range 3 {
+		recs := []audit.Record{row(2 * seq), row(2*seq + 1)}
+		payload, err := json.Marshal(recs)
+		require.NoError(t, err)
+		frame := make([]byte, 20+len(payload))
+		copy(frame, "TMS1")
+		binary.LittleEndian.PutUint32(frame[4:], uint32(len(payload)))
+		binary.LittleEndian.PutUint64(frame[12:], uint64(seq))
+		copy(frame[20:], payload)
+		binary.LittleEndian.PutUint32(frame[8:], crc32.Checksum(frame[12:], crc32.MakeTable(crc32.Castagnoli)))
+		seg = append(seg, frame...)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "0000000000000000.seg"), seg, 0o600))
+	sp := openSpool(t, dir, audit.SpoolConfig{})
+	assert.Equal(t, 6, sp.Rows())
+	s := newOnceSink()
+	w := audit.NewAsync(s, audit.AsyncConfig{Spool: sp, FallbackLogger: discardLogger(nil)})
+	require.NoError(t, w.Close(context.Background()))
+	s.exactlyOnce(t, 6)
+	assert.Equal(t, int64(3), s.writes.Load(), "one write per version 1 batch")
+}
