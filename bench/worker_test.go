@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +21,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/toolctx"
@@ -446,4 +450,49 @@ func processCPU() int64 {
 		return cpuTime().Nanoseconds()
 	}
 	return ts.Nano()
+}
+
+// burn is CPU work that takes a millisecond or more: a spike, next to the
+// microsecond of a step that does nothing.
+func burn() int {
+	h := sha256.New()
+	buf := make([]byte, 1<<20)
+	for range 4 {
+		h.Write(buf)
+	}
+	return len(h.Sum(nil))
+}
+
+func TestPairedRoundTrimsSpikesNotTheWritersBatch(t *testing.T) {
+	const steps = 20
+	var calls, settles, burnt int
+	spiky := pairedCall{
+		call: func() {
+			if calls++; calls == 5 {
+				burnt += burn() // one step of twenty
+			}
+		},
+		settle: func(int) (bool, error) { return false, nil },
+	}
+	batched := pairedCall{
+		call: func() {},
+		settle: func(int) (bool, error) {
+			if settles++; settles%steps != 0 {
+				return false, nil
+			}
+			burnt += burn() // the batch of the round's rows, written at its last step
+			return true, nil
+		},
+	}
+	var out strings.Builder
+	require.NoError(t, pairedServe([]pairedCall{spiky, batched}, strings.NewReader(fmt.Sprintf("round 1 %d 1\nquit\n", steps)), &out))
+	var sum, robust [2]float64
+	for i, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		_, err := fmt.Sscanf(l, "cpu-ns=%g robust-ns=%g", &sum[i], &robust[i])
+		require.NoError(t, err, "answer %q", l)
+	}
+	require.Equal(t, 2*sha256.Size, burnt, "one spike and one batch")
+	t.Logf("spiky: sum %.0f ns, robust %.0f ns; batched: sum %.0f ns, robust %.0f ns", sum[0], robust[0], sum[1], robust[1])
+	assert.Less(t, robust[0], sum[0]/10, "a spike in one step of twenty is trimmed away")
+	assert.Greater(t, robust[1], sum[1]*0.9, "the step that waited for the writer's batch counts whole")
 }
