@@ -214,7 +214,7 @@ func (p *page) over(c chainCost, ref string) string {
 }
 
 // endToEnd introduces the tools/call sections: what each arm runs. The
-// figures are in the paired table (each arm in its own process, judged)
+// figures are in the paired table (every arm in one worker process, judged)
 // and the interleaved one (all arms in one process). A table of
 // separately-run benchmarks, each arm's counts at other moments and in a
 // heap of other size, is not shown: its ratios cannot be compared.
