@@ -2,6 +2,8 @@ package bench
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +21,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/toolctx"
@@ -33,6 +39,10 @@ const pairedWorkerEnv = "TOOLMW_PAIRED_WORKER"
 // asked for (see pairedArm: toolmw's audit writer writes one batch of that
 // size per burst).
 const pairedBatchEnv = "TOOLMW_PAIRED_BATCH"
+
+// pairedSeedEnv seeds the order in which a mixed worker sets up its arms
+// (see pairedArms); bench/internal/paired draws one for every process.
+const pairedSeedEnv = "TOOLMW_PAIRED_SEED"
 
 // pairedMixedArms are the arms of a mixed worker, in the order its "run"
 // command numbers them.
@@ -62,7 +72,7 @@ func BenchmarkPairedWorker(b *testing.B) {
 					if arm == "mixed" {
 						batch, cmds = 6, "round 3 2 7\nrun 3 0\nround 3 2 8\nquit\n"
 					}
-					arms := pairedArms(b, cs, arm, batch)
+					arms := pairedArms(b, cs, arm, batch, 1)
 					var out strings.Builder
 					if err := pairedServe(arms, strings.NewReader(cmds), &out); err != nil {
 						b.Fatal(err)
@@ -83,7 +93,13 @@ func BenchmarkPairedWorker(b *testing.B) {
 	if err != nil || batch < 1 {
 		b.Fatalf("%s=%q: want the calls per burst, ≥ 1", pairedBatchEnv, os.Getenv(pairedBatchEnv))
 	}
-	arms := pairedArms(b, cs, arm, batch)
+	var seed uint64
+	if v := os.Getenv(pairedSeedEnv); v != "" {
+		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
+			b.Fatalf("%s=%q: want an unsigned integer", pairedSeedEnv, v)
+		}
+	}
+	arms := pairedArms(b, cs, arm, batch, seed)
 	in, out := os.NewFile(3, "commands"), os.NewFile(4, "answers")
 	if in == nil || out == nil {
 		b.Fatal("BenchmarkPairedWorker: descriptors 3 and 4 are not open (run it through bench/internal/paired)")
@@ -98,22 +114,30 @@ func BenchmarkPairedWorker(b *testing.B) {
 // pairedCall is one arm of a worker: call makes one call through it, and
 // settle, told how many calls the burst made, returns once the work they
 // left behind is done (the audit writer has written their rows), or an
-// error after a few seconds.
+// error after a few seconds. It reports whether it waited for a batch of
+// rows to be written: a round keeps such a step whole (see pairedServe).
 type pairedCall struct {
 	call   func()
-	settle func(calls int) error
+	settle func(calls int) (wrote bool, err error)
 }
 
 // pairedArms sets up the arms a worker serves: arm alone, or for "mixed"
-// each of pairedMixedArms, each its own server and client. Bursts will be
-// of batch calls.
-func pairedArms(b testing.TB, cs, arm string, batch int) []pairedCall {
+// each of pairedMixedArms, each its own server and client, set up in an
+// order drawn from seed (they are answered for in pairedMixedArms' order
+// all the same). Bursts will be of batch calls.
+//
+// The order of setting up decides where each arm's long-lived objects
+// land; set up always in the same order, the first bare arm measured 0.4%
+// dearer than the second, process after process, on go-sdk (an A/A that
+// more processes do not bring to 1). Drawn anew for every process, it is
+// one more piece of a process's luck, which the generations average out.
+func pairedArms(b testing.TB, cs, arm string, batch int, seed uint64) []pairedCall {
 	if arm != "mixed" {
 		return []pairedCall{pairedArm(b, cs, arm, batch)}
 	}
-	var arms []pairedCall
-	for _, a := range pairedMixedArms {
-		arms = append(arms, pairedArm(b, cs, a, batch))
+	arms := make([]pairedCall, len(pairedMixedArms))
+	for _, k := range rand.New(rand.NewPCG(seed, 2)).Perm(len(arms)) {
+		arms[k] = pairedArm(b, cs, pairedMixedArms[k], batch)
 	}
 	return arms
 }
@@ -141,31 +165,46 @@ func pairedArm(b testing.TB, cs, arm string, batch int) pairedCall {
 		b.Fatalf("paired worker: no arm %q (bare, own, toolmw, mixed)", arm)
 	}
 	var mw toolctx.Middleware
-	settle := func(int) error { return nil }
+	settle := func(int) (bool, error) { return false, nil }
 	if way == wayToolmw {
 		w := newAsync(b, audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil)), audit.AsyncConfig{
 			Policy: audit.Drop, BatchSize: batch, QueueSize: max(batch, 8192), FlushInterval: time.Hour,
 		})
 		mw = fullChain(w).Middleware()
 		var emitted uint64
-		settle = func(n int) error {
+		settle = func(n int) (bool, error) {
 			emitted += uint64(n)
 			if emitted%uint64(batch) != 0 {
-				return nil // the batch is not full yet: nothing is written
+				return false, nil // the batch is not full yet: nothing is written
 			}
 			for deadline := time.Now().Add(5 * time.Second); ; {
 				st := w.Stats()
 				switch {
 				case st.Dropped > 0:
-					return fmt.Errorf("paired worker: the audit writer dropped %d rows", st.Dropped)
+					return true, fmt.Errorf("paired worker: the audit writer dropped %d rows", st.Dropped)
 				case st.Written == emitted:
-					return nil
+					return true, nil
 				case time.Now().After(deadline):
-					return fmt.Errorf("paired worker: the audit writer has written %d rows of %d after 5 s", st.Written, emitted)
+					return true, fmt.Errorf("paired worker: the audit writer has written %d rows of %d after 5 s", st.Written, emitted)
 				}
 				time.Sleep(20 * time.Microsecond)
 			}
 		}
+	}
+	// A case "<case>@<size>" (one of sizes: 100B to 1MB) calls echo with
+	// an argument, and so a result, of that size.
+	q := "hello"
+	if base, size, ok := strings.Cut(cs, "@"); ok {
+		n := -1
+		for _, sz := range sizes {
+			if sz.name == size {
+				n = sz.n
+			}
+		}
+		if n < 0 {
+			b.Fatalf("paired worker: case %q: no size %q", cs, size)
+		}
+		cs, q = base, strings.Repeat("a", n)
 	}
 	switch cs {
 	case "sdk-in-memory", "sdk-http":
@@ -175,7 +214,7 @@ func pairedArm(b testing.TB, cs, arm string, batch int) pairedCall {
 		}
 		s := sdkServerWith(b, way, tr, mw)
 		cs0 := sdkHTTP1(b, s, cs == "sdk-http")
-		p := echoParams()
+		p := &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"q":"` + q + `"}`)}
 		return pairedCall{func() { sdkCall(b, cs0, p) }, settle}
 	case "mcpgo-in-process", "mcpgo-http":
 		s := mcpgoServerWith(b, way, mcpgoEcho, mw)
@@ -185,7 +224,7 @@ func pairedArm(b testing.TB, cs, arm string, batch int) pairedCall {
 		} else {
 			c = mcpgoInProcess(b, s)
 		}
-		req := mcpgoRequest(map[string]any{"q": "hello"})
+		req := mcpgoRequest(map[string]any{"q": q})
 		return pairedCall{func() { mcpgoCall(b, c, req) }, settle}
 	}
 	b.Fatalf("paired worker: no case %q", cs)
@@ -195,11 +234,13 @@ func pairedArm(b testing.TB, cs, arm string, batch int) pairedCall {
 // pairedServe answers the commands of bench/internal/paired, one a line:
 //
 //	run N [K]         N calls on arm K (0 when not given), then a forced
-//	                  collection; answers "cpu-ns=C gc-ns=G wall-ns=W
-//	                  alloc-B=A": the process's CPU time (every thread) over
-//	                  the calls and until the arm has settled (its audit rows
-//	                  written), the CPU time of the collection after them,
-//	                  the wall time of the calls, and the bytes they allocated
+//	                  collection; answers "cpu-ns=C robust-ns=R gc-ns=G
+//	                  wall-ns=W alloc-B=A": the process's CPU time (every
+//	                  thread) over the calls and until the arm has settled
+//	                  (its audit rows written), the same figure robust to
+//	                  spikes (see below; for a run, C itself), the CPU time
+//	                  of the collection after them, the wall time of the
+//	                  calls, and the bytes they allocated
 //	round N STEPS SEED every arm, STEPS times, N calls each time, the arms in
 //	                  a new random order each step (math/rand/v2's PCG seeded
 //	                  with SEED), then one forced collection; answers one
@@ -213,6 +254,16 @@ func pairedArm(b testing.TB, cs, arm string, batch int) pairedCall {
 // the core's sibling, a cold cache after a preemption) changes in the
 // middle of few of them, and falls on every arm alike over the steps.
 //
+// A round's robust figure for an arm is the 20% trimmed mean of its steps'
+// CPU times times its steps, except that a step whose settle waited for a
+// batch of audit rows to be written is added whole: the trimming takes
+// away the few steps a preemption or an interrupt fell on (on a loaded
+// machine several per round, each a few % of the round's total, and they
+// fall on one arm, not all), never the writer's batch, which toolmw pays
+// in full. Every step's CPU reading also costs one clock read, measured
+// before each round and taken off each step, so that a constant the arms
+// share does not pull their ratios towards 1.
+//
 // The collection after a burst or round (and one before the first) means
 // each starts from the same heap, none inherits another's garbage, and
 // (with GOGC=off and a memory limit above what one allocates) no
@@ -223,7 +274,14 @@ func pairedServe(arms []pairedCall, in io.Reader, out io.Writer) error {
 	sc := bufio.NewScanner(in)
 	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	runtime.GC()
-	type figures struct{ cpu, wall, alloc int64 }
+	// figures are one arm's over a burst or a round: steps holds the CPU
+	// time of each step whose settle wrote nothing, whole the sum of the
+	// others'.
+	type figures struct {
+		cpu, wall, alloc, whole int64
+		steps                   []int64
+	}
+	var clock int64 // one clock read's CPU time (see clockCost)
 	// burst is n calls on arm a, its figures added to f.
 	burst := func(a pairedCall, n int, f *figures) error {
 		metrics.Read(allocs)
@@ -233,11 +291,18 @@ func pairedServe(arms []pairedCall, in io.Reader, out io.Writer) error {
 			a.call()
 		}
 		wall := time.Since(w0)
-		if err := a.settle(n); err != nil {
+		wrote, err := a.settle(n)
+		if err != nil {
 			return err
 		}
+		cpu := processCPU() - c0 - clock
 		metrics.Read(allocs)
-		f.cpu += processCPU() - c0
+		f.cpu += cpu
+		if wrote {
+			f.whole += cpu
+		} else {
+			f.steps = append(f.steps, cpu)
+		}
 		f.wall += wall.Nanoseconds()
 		f.alloc += int64(allocs[0].Value.Uint64() - a0)
 		return nil
@@ -257,7 +322,8 @@ func pairedServe(arms []pairedCall, in io.Reader, out io.Writer) error {
 			if total > 0 {
 				share = int64(float64(gc) * float64(f.alloc) / float64(total))
 			}
-			if _, err := fmt.Fprintf(out, "cpu-ns=%d gc-ns=%d wall-ns=%d alloc-B=%d\n", f.cpu, share, f.wall, f.alloc); err != nil {
+			robust := float64(f.whole) + trimmedMean(f.steps, 0.2)*float64(len(f.steps))
+			if _, err := fmt.Fprintf(out, "cpu-ns=%d robust-ns=%.0f gc-ns=%d wall-ns=%d alloc-B=%d\n", f.cpu, robust, share, f.wall, f.alloc); err != nil {
 				return err
 			}
 		}
@@ -286,10 +352,13 @@ func pairedServe(arms []pairedCall, in io.Reader, out io.Writer) error {
 					return fmt.Errorf("paired worker: run %s %q: want an arm from 0 to %d", f[1], f[2], len(arms)-1)
 				}
 			}
-			var fig figures
+			// One burst is one step: its robust figure is the burst's own.
+			clock = 0
+			fig := figures{}
 			if err := burst(arms[k], n, &fig); err != nil {
 				return err
 			}
+			fig.whole, fig.steps = fig.cpu, nil
 			if err := collect([]figures{fig}); err != nil {
 				return err
 			}
@@ -306,12 +375,16 @@ func pairedServe(arms []pairedCall, in io.Reader, out io.Writer) error {
 			if err != nil {
 				return fmt.Errorf("paired worker: round seed %q: %v", f[3], err)
 			}
+			clock = clockCost()
 			rng := rand.New(rand.NewPCG(seed, 1))
 			order := make([]int, len(arms))
 			for i := range order {
 				order[i] = i
 			}
 			figs := make([]figures, len(arms))
+			for k := range figs {
+				figs[k].steps = make([]int64, 0, steps)
+			}
 			for range steps {
 				rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 				for _, k := range order {
@@ -328,6 +401,34 @@ func pairedServe(arms []pairedCall, in io.Reader, out io.Writer) error {
 		}
 	}
 	return sc.Err()
+}
+
+// clockCost is the CPU time one processCPU reading adds to the interval
+// it closes: the median of the differences between back-to-back readings.
+func clockCost() int64 {
+	d := make([]int64, 201)
+	for i := range d {
+		c0 := processCPU()
+		d[i] = processCPU() - c0
+	}
+	slices.Sort(d)
+	return d[len(d)/2]
+}
+
+// trimmedMean is the mean of v without its lowest and highest trim
+// fraction (0 for an empty v).
+func trimmedMean(v []int64, trim float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	g := int(trim * float64(len(s)))
+	var sum float64
+	for _, x := range s[g : len(s)-g] {
+		sum += float64(x)
+	}
+	return sum / float64(len(s)-2*g)
 }
 
 // sdkHTTP1 connects one client session to s: over streamable HTTP on
@@ -349,4 +450,49 @@ func processCPU() int64 {
 		return cpuTime().Nanoseconds()
 	}
 	return ts.Nano()
+}
+
+// burn is CPU work that takes a millisecond or more: a spike, next to the
+// microsecond of a step that does nothing.
+func burn() int {
+	h := sha256.New()
+	buf := make([]byte, 1<<20)
+	for range 4 {
+		h.Write(buf)
+	}
+	return len(h.Sum(nil))
+}
+
+func TestPairedRoundTrimsSpikesNotTheWritersBatch(t *testing.T) {
+	const steps = 20
+	var calls, settles, burnt int
+	spiky := pairedCall{
+		call: func() {
+			if calls++; calls == 5 {
+				burnt += burn() // one step of twenty
+			}
+		},
+		settle: func(int) (bool, error) { return false, nil },
+	}
+	batched := pairedCall{
+		call: func() {},
+		settle: func(int) (bool, error) {
+			if settles++; settles%steps != 0 {
+				return false, nil
+			}
+			burnt += burn() // the batch of the round's rows, written at its last step
+			return true, nil
+		},
+	}
+	var out strings.Builder
+	require.NoError(t, pairedServe([]pairedCall{spiky, batched}, strings.NewReader(fmt.Sprintf("round 1 %d 1\nquit\n", steps)), &out))
+	var sum, robust [2]float64
+	for i, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		_, err := fmt.Sscanf(l, "cpu-ns=%g robust-ns=%g", &sum[i], &robust[i])
+		require.NoError(t, err, "answer %q", l)
+	}
+	require.Equal(t, 2*sha256.Size, burnt, "one spike and one batch")
+	t.Logf("spiky: sum %.0f ns, robust %.0f ns; batched: sum %.0f ns, robust %.0f ns", sum[0], robust[0], sum[1], robust[1])
+	assert.Less(t, robust[0], sum[0]/10, "a spike in one step of twenty is trimmed away")
+	assert.Greater(t, robust[1], sum[1]*0.9, "the step that waited for the writer's batch counts whole")
 }

@@ -5,22 +5,40 @@
 // process of the bench test binary (BenchmarkPairedWorker) that serves
 // four arms, each its own server and client: bare, a second bare (bare2,
 // the A/A control), the SDK's own recover-and-log middleware (own) and
-// toolmw's full chain. The worker sets them up once and then runs rounds
-// when told to over a pipe, so that no round pays for a process start or
-// a cold heap. A round runs every arm a number of times (steps) for a few
-// calls each, in a new random order each step, and then collects the heap;
-// an arm's figure is the process's CPU time (every thread: client, server,
-// the audit writer) over its calls of the round, per call. toolmw's audit
-// writer takes the round's rows as one batch and the arm waits for it to
-// be written: toolmw pays for its rows, no other arm does.
+// toolmw's full chain. The worker sets them up once, in an order drawn
+// anew for each process, and then runs rounds when told to over a pipe, so
+// that no round pays for a process start or a cold heap. A round runs
+// every arm a number of times (steps) for one call each, in a new random
+// order each step, and then collects the heap; an arm's figure is the
+// process's CPU time (every thread: client, server, the audit writer) over
+// its steps of the round, per call. toolmw's audit writer takes the
+// round's rows as one batch and the arm waits for it to be written: toolmw
+// pays for its rows, no other arm does.
+//
+// What makes the A/A control narrow enough to decide a 3% margin on two
+// busy cores (BENCHMARKS.md's method gives the figures):
+//
+//   - GOMAXPROCS=1 in the worker. With a second P, every hand-off between
+//     a client's and a server's goroutines wakes an idle thread that spins
+//     looking for work: 30-40% of a bare call's CPU time on go-sdk in
+//     memory (224 against 137 µs), and the noisiest part of it, since how
+//     long a thread spins depends on what the other core does. With one P
+//     the figure is the work the calls do.
+//   - Steps of one call, so that whatever the machine does changes in the
+//     middle of as few steps as possible and falls on every arm alike.
+//   - A robust figure per round: the 20% trimmed mean of an arm's steps,
+//     times its steps, with the step that waited for toolmw's batch of
+//     rows added whole (see pairedServe). A preemption or an interrupt
+//     falls on one step of one arm; summed, the few per round move that
+//     arm's figure by a few %; trimmed, they are gone. The untrimmed sum is
+//     written too (sum-ns/op), and the report shows toolmw / bare on it, a
+//     check that the trimming took no cost of toolmw's away.
 //
 // Two identical bare processes differ by a few % for their whole life (a
 // heap laid out otherwise, threads placed otherwise): with an arm per
 // process (-mode separate, kept to show it) that difference does not
 // shrink with more bursts, and the A/A interval stayed 8-14% wide. In one
-// process the arms share all that, and a step is short (well under a
-// millisecond), so whatever else the machine does changes in the middle of
-// few steps and falls on every arm alike. The worker is started again
+// process the arms share all that. The worker is started again
 // -generations times, so that one arm's luck in where its objects landed
 // averages out too.
 //
@@ -35,12 +53,13 @@
 // trimmed means with their intervals. It writes one line per arm per
 // round (burst):
 //
-//	Paired/<case> burst=<n> arm=<arm> cpu-ns/op=<ns> gc-ns/op=<ns> wall-ns/op=<ns> B/op=<bytes> gen=<generation>
+//	Paired/<case> burst=<n> arm=<arm> cpu-ns/op=<ns> sum-ns/op=<ns> gc-ns/op=<ns> wall-ns/op=<ns> B/op=<bytes> gen=<generation>
 //
-// which bench/internal/report reads with -paired.
+// which bench/internal/report reads with -paired (cpu-ns/op is the robust
+// figure, sum-ns/op the untrimmed one).
 //
 //	go test -c -o /tmp/bench.test ./bench
-//	go run ./bench/internal/paired -bin /tmp/bench.test -bursts 200 -generations 20 -out bench/results/paired.txt
+//	go run ./bench/internal/paired -bin /tmp/bench.test -bursts 300 -generations 30 -out bench/results/paired.txt
 package main
 
 import (
@@ -63,22 +82,47 @@ import (
 )
 
 // A pairedCase is one SDK and transport: how many calls an arm makes in
-// one go, and (mixed) how many times a round runs every arm so.
+// one go, and (mixed) how many times a round runs every arm so; for the
+// cases of one argument size, how many rounds in how many worker
+// processes at most (0: -bursts and -generations).
 type pairedCase struct {
-	name         string
-	calls, steps int
+	name                string
+	calls, steps        int
+	bursts, generations int
 }
 
 var cases = []pairedCase{
-	// mixed: a step is about 0.4 ms of calls per arm on a quiet 2-core
-	// machine, short enough that the arms of a step share the machine's
-	// conditions, and a round about 20 ms per arm, long enough that the
-	// collection closing it is a small part of it. separate: a burst is
-	// calls×steps/4 calls per arm, about 5 ms.
-	{"sdk-in-memory", 2, 64},
-	{"sdk-http", 2, 48},
-	{"mcpgo-in-process", 8, 48},
-	{"mcpgo-http", 2, 48},
+	// mixed: a step is one call per arm (50-300 µs), so that the arms of a
+	// step share the machine's conditions as closely as they can, and a
+	// round about 20 ms of calls per arm, long enough that the collection
+	// closing it is a small part of it. At load 4-10, steps of 1 call read
+	// an A/A spread per round of 1.2% on mcp-go in process where steps of
+	// 4 read 2.1% and of 16 5.2%, with the same toolmw / bare (1.19); see
+	// BENCHMARKS.md's method. separate: a burst is calls×steps/4 calls per
+	// arm, about 5 ms.
+	{"sdk-in-memory", 1, 128, 0, 0},
+	{"sdk-http", 1, 96, 0, 0},
+	{"mcpgo-in-process", 1, 384, 0, 0},
+	{"mcpgo-http", 1, 96, 0, 0},
+}
+
+// sizeCases are the argument-and-result-size cases (-sizes): go-sdk in
+// memory and mcp-go in process, echo with an argument of 100 B to 1 MB.
+// The argument size is what they show, not a verdict: fewer rounds, and
+// fewer steps the dearer a call (1 MB costs 100-150 ms a call), about
+// 5-10 s per case on two cores.
+var sizeCases = []sizeCase{
+	{"100B", 64, 40, 4},
+	{"10KB", 16, 40, 4},
+	{"100KB", 4, 24, 3},
+	{"1MB", 1, 12, 2},
+}
+
+// sizeCase is one argument size: its steps per round, rounds and worker
+// processes.
+type sizeCase struct {
+	size                       string
+	steps, bursts, generations int
 }
 
 // arms of every burst: the name written and the worker's arm.
@@ -97,11 +141,12 @@ func main() {
 	mode := flag.String("mode", "mixed", "mixed: every arm of a case in one worker process; separate: each arm in a process of its own")
 	scale := flag.Float64("scale", 1, "multiplies each case's steps per round (mixed) or calls per burst (separate)")
 	stepCalls := flag.Int("step-calls", 0, "calls per arm in one step of a round (0: each case's own)")
-	only := flag.String("cases", "", "comma-separated case names (all when empty)")
+	only := flag.String("cases", "", "comma-separated case names (all when empty, the sizes' cases as -sizes says)")
+	sizes := flag.String("sizes", "100B,10KB,100KB,1MB", "comma-separated argument sizes of the size cases (<sdk>@<size>) run after the others; empty for none")
 	out := flag.String("out", "", "file to write the per-burst lines to (stdout when empty)")
 	gogc := flag.String("gogc", "off", "GOGC of every arm's process")
 	memlimit := flag.String("gomemlimit", "512MiB", "GOMEMLIMIT of every arm's process")
-	procs := flag.Int("gomaxprocs", 0, "GOMAXPROCS of every arm's process (0: the runtime's default)")
+	procs := flag.Int("gomaxprocs", 1, "GOMAXPROCS of every arm's process (0: the runtime's default); see the package's doc for why 1")
 	flag.Parse()
 	if *bin == "" {
 		log.Fatal("paired: -bin is required: the path of `go test -c ./bench`'s binary")
@@ -115,15 +160,31 @@ func main() {
 	if *bursts < 2 {
 		log.Fatalf("paired: -bursts %d: at least 2 are needed for an interval", *bursts)
 	}
-	selected := cases
+	all := slices.Clone(cases)
+	var sized []pairedCase
+	for _, sz := range strings.Split(*sizes, ",") {
+		if sz == "" {
+			continue
+		}
+		i := slices.IndexFunc(sizeCases, func(c sizeCase) bool { return c.size == sz })
+		if i < 0 {
+			log.Fatalf("paired: -sizes: no size %q (100B, 10KB, 100KB, 1MB)", sz)
+		}
+		c := sizeCases[i]
+		for _, sdk := range []string{"sdk-in-memory", "mcpgo-in-process"} {
+			sized = append(sized, pairedCase{sdk + "@" + c.size, 1, c.steps, c.bursts, c.generations})
+		}
+	}
+	all = append(all, sized...)
+	selected := all
 	if *only != "" {
 		selected = nil
 		for _, n := range strings.Split(*only, ",") {
-			i := slices.IndexFunc(cases, func(c pairedCase) bool { return c.name == n })
+			i := slices.IndexFunc(all, func(c pairedCase) bool { return c.name == n })
 			if i < 0 {
-				log.Fatalf("paired: no case %q (cases: %s)", n, caseNames())
+				log.Fatalf("paired: no case %q (cases: %s)", n, caseNames(all))
 			}
-			selected = append(selected, cases[i])
+			selected = append(selected, all[i])
 		}
 	}
 	w := os.Stdout
@@ -147,7 +208,11 @@ func main() {
 			steps = max(1, steps*c.calls / *stepCalls) // the same calls per round
 			c.calls = *stepCalls
 		}
-		if err := runCase(w, *bin, env, *mode == "mixed", c, steps, *generations, *warmup, *bursts, rng); err != nil {
+		bursts, generations := *bursts, *generations
+		if c.bursts > 0 {
+			bursts, generations = min(bursts, c.bursts), min(generations, c.generations)
+		}
+		if err := runCase(w, *bin, env, *mode == "mixed", c, steps, generations, *warmup, bursts, rng); err != nil {
 			log.Fatalf("paired: %s: %v", c.name, err)
 		}
 	}
@@ -190,7 +255,7 @@ func runCase(w io.Writer, bin string, env []string, mixed bool, c pairedCase, st
 		}
 		procs = procs[:0]
 		if mixed {
-			wk, err := startWorker(bin, env, c.name+"/mixed")
+			wk, err := startWorker(bin, append(slices.Clone(env), "TOOLMW_PAIRED_SEED="+strconv.FormatUint(rng.Uint64(), 10)), c.name+"/mixed")
 			if err != nil {
 				return err
 			}
@@ -260,8 +325,8 @@ func runCase(w io.Writer, bin string, env []string, mixed bool, c pairedCase, st
 		n := float64(calls)
 		for j, a := range arms {
 			r := got[j]
-			fmt.Fprintf(w, "Paired/%s burst=%d arm=%s cpu-ns/op=%.1f gc-ns/op=%.1f wall-ns/op=%.1f B/op=%.0f gen=%d\n",
-				c.name, written-1, a.name, r.cpu/n, r.gc/n, r.wall/n, r.alloc/n, gen)
+			fmt.Fprintf(w, "Paired/%s burst=%d arm=%s cpu-ns/op=%.1f sum-ns/op=%.1f gc-ns/op=%.1f wall-ns/op=%.1f B/op=%.0f gen=%d\n",
+				c.name, written-1, a.name, r.cpu/n, r.sum/n, r.gc/n, r.wall/n, r.alloc/n, gen)
 		}
 		aa = append(aa, got[1].cpu/got[0].cpu)
 		tm = append(tm, got[3].cpu/((got[0].cpu+got[1].cpu)/2))
@@ -271,10 +336,11 @@ func runCase(w io.Writer, bin string, env []string, mixed bool, c pairedCase, st
 	return nil
 }
 
-// burst is one arm's answer to one burst: CPU time (the closing
-// collection included), the collection's share, wall time and bytes
-// allocated, for the whole burst.
-type burst struct{ cpu, gc, wall, alloc float64 }
+// burst is one arm's answer to one burst: CPU time, robust to spikes
+// (the worker's robust-ns: see pairedServe) and summed over the steps,
+// the closing collection's share, wall time and bytes allocated, for the
+// whole burst.
+type burst struct{ cpu, sum, gc, wall, alloc float64 }
 
 // worker is one arm's BenchmarkPairedWorker process and its pipes.
 type worker struct {
@@ -341,7 +407,7 @@ func (w *worker) answer() (burst, error) {
 		return burst{}, fmt.Errorf("no answer (%v); the worker's output:\n%s", err, w.log.String())
 	}
 	var r burst
-	if _, err := fmt.Sscanf(line, "cpu-ns=%g gc-ns=%g wall-ns=%g alloc-B=%g", &r.cpu, &r.gc, &r.wall, &r.alloc); err != nil {
+	if _, err := fmt.Sscanf(line, "cpu-ns=%g robust-ns=%g gc-ns=%g wall-ns=%g alloc-B=%g", &r.sum, &r.cpu, &r.gc, &r.wall, &r.alloc); err != nil {
 		return burst{}, fmt.Errorf("answer %q: %v", line, err)
 	}
 	return r, nil
@@ -361,7 +427,7 @@ func (w *worker) stop() error {
 	return nil
 }
 
-func caseNames() string {
+func caseNames(cases []pairedCase) string {
 	var ns []string
 	for _, c := range cases {
 		ns = append(ns, c.name)

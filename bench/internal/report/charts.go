@@ -142,18 +142,45 @@ var sizeBytes = []struct {
 	n    float64
 }{{"100B", 100}, {"10KB", 10 << 10}, {"100KB", 100 << 10}, {"1MB", 1 << 20}}
 
-// sizeRatios is toolmw over bare per size for one SDK, with the 95%
-// interval of the per-count ratios (the two alternate count by count).
-func sizeRatios(r *results, sdk, unit string) (plotter.XYs, plotter.YErrors) {
+// sizeCase is one paired argument-size case: its name in the paired
+// figures ("<case>@<size>"), its SDK's label, and its size.
+type sizeCase struct {
+	name, sdk, label, size string
+	bytes                  float64
+}
+
+// sizeCases are the paired run's argument-size cases, go-sdk's first,
+// each SDK's by size.
+func sizeCases(pr *pairedRuns) []sizeCase {
+	if pr == nil {
+		return nil
+	}
+	var out []sizeCase
+	for _, sdk := range []string{"sdk-in-memory", "mcpgo-in-process"} {
+		for _, s := range sizeBytes {
+			n := sdk + "@" + s.name
+			if len(pr.cpu[n]["bare"]) > 0 {
+				out = append(out, sizeCase{n, sdk, interleavedLabels[sdk], s.name, s.n})
+			}
+		}
+	}
+	return out
+}
+
+// sizeRatios is toolmw over bare per size for one SDK, paired, with its
+// 95% interval over the rounds.
+func sizeRatios(r *results, sdk string) (plotter.XYs, plotter.YErrors) {
 	var xys plotter.XYs
 	var errs plotter.YErrors
-	for _, s := range sizeBytes {
-		pre := "BenchmarkGrowth/size/" + sdk + "/" + s.name + "/"
-		q := newCI(r.pairRatios(pre+"toolmw", pre+"bare", unit))
+	for _, sc := range sizeCases(r.paired) {
+		if sc.sdk != sdk {
+			continue
+		}
+		q := judgePaired(sc.name, r.paired.cpu[sc.name], r.paired.other[sc.name]).toolmw
 		if q.n == 0 {
 			continue
 		}
-		xys = append(xys, plotter.XY{X: s.n, Y: q.mean})
+		xys = append(xys, plotter.XY{X: sc.bytes, Y: q.mean})
 		lo, hi := q.mean-q.lo, q.hi-q.mean
 		if math.IsNaN(lo) {
 			lo, hi = 0, 0
@@ -174,30 +201,25 @@ type xyXErrs struct {
 }
 
 func sizeChart(r *results) (*plot.Plot, vg.Length, error) {
-	p := newPlot("toolmw's full chain over bare against argument size", "argument and result size (bytes)", "toolmw / bare (95% interval over counts)")
+	p := newPlot("toolmw's full chain over bare against argument size", "argument and result size (bytes)", "toolmw / bare, CPU per call (paired, 95% interval)")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.ConstantTicks{{Value: 100, Label: "100 B"}, {Value: 10 << 10, Label: "10 KB"}, {Value: 100 << 10, Label: "100 KB"}, {Value: 1 << 20, Label: "1 MB"}}
 	drawn := false
 	for i, c := range []struct{ sdk, label string }{{"sdk-in-memory", "go-sdk in-memory"}, {"mcpgo-in-process", "mcp-go in-process"}} {
-		for _, u := range []struct {
-			unit, label string
-			cpu         bool
-		}{{"ns/op", "wall", false}, {cpuUnit, "CPU", true}} {
-			xys, errs := sizeRatios(r, c.sdk, u.unit)
-			if len(xys) == 0 {
-				continue
-			}
-			if _, err := addLines(p, []series{{c.label + ", " + u.label, xys, u.cpu, i}}); err != nil {
-				return nil, 0, err
-			}
-			eb, err := plotter.NewYErrorBars(xyYErrs{xys, errs})
-			if err != nil {
-				return nil, 0, err
-			}
-			eb.Color = plotutil.Color(i)
-			p.Add(eb)
-			drawn = true
+		xys, errs := sizeRatios(r, c.sdk)
+		if len(xys) == 0 {
+			continue
 		}
+		if _, err := addLines(p, []series{{c.label, xys, false, i}}); err != nil {
+			return nil, 0, err
+		}
+		eb, err := plotter.NewYErrorBars(xyYErrs{xys, errs})
+		if err != nil {
+			return nil, 0, err
+		}
+		eb.Color = plotutil.Color(i)
+		p.Add(eb)
+		drawn = true
 	}
 	if !drawn {
 		return nil, 0, nil

@@ -239,3 +239,65 @@ func TestWiderGate(t *testing.T) {
 	same := ci{mean: 1, lo: 0.99, hi: 1.01, n: 100}
 	assert.Equal(t, same, widerGate(same, ci{mean: 1, lo: math.NaN(), hi: math.NaN(), n: 1}), "no interval over the generations: the gate stays")
 }
+
+// withSums adds to pairedLines' lines a sum-ns/op of each arm's figure
+// times sum(arm).
+func withSums(in string, sum func(arm string) float64) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(in), "\n") {
+		f := strings.Fields(l)
+		arm := strings.TrimPrefix(f[2], "arm=")
+		var v float64
+		fmt.Sscanf(strings.TrimPrefix(f[3], "cpu-ns/op="), "%g", &v)
+		fmt.Fprintf(&b, "%s sum-ns/op=%.1f\n", l, v*sum(arm))
+	}
+	return b.String()
+}
+
+func TestPairedVerdictIsTheLessFavourableOfTrimmedAndSummed(t *testing.T) {
+	// Trimmed, toolmw reads 1.01; summed over the steps (its cost that
+	// comes now and then kept), 1.06.
+	in := withSums(pairedLines("sdk-in-memory", 20, 1.10, 1.01, 0.002), func(arm string) float64 {
+		if arm == "toolmw" {
+			return 1.06 / 1.01
+		}
+		return 1
+	})
+	pr, err := parsePaired(strings.NewReader(in))
+	require.NoError(t, err)
+	c := judgePaired("sdk-in-memory", pr.cpu["sdk-in-memory"], pr.other["sdk-in-memory"])
+	assert.InDelta(t, 1.01, c.toolmw.mean, 0.003, "the ratio shown is the trimmed figure's")
+	assert.InDelta(t, 1.06, c.sums.mean, 0.003, "and the summed one next to it")
+	assert.Equal(t, verdictMissed+" (steps summed)", c.bareVerdict, "1.06 summed is over 1.03: the verdict is the summed one's")
+	assert.Equal(t, verdictMet, c.ownVer, "1.06 is still below own mw's 1.10 either way")
+
+	in = withSums(pairedLines("sdk-in-memory", 20, 1.10, 1.01, 0.002), func(string) float64 { return 1 })
+	pr, err = parsePaired(strings.NewReader(in))
+	require.NoError(t, err)
+	c = judgePaired("sdk-in-memory", pr.cpu["sdk-in-memory"], pr.other["sdk-in-memory"])
+	assert.Equal(t, verdictMet, c.bareVerdict, "where the two agree, the verdict stands unmarked")
+}
+
+func TestSizeCasesAreTheSizeTableNotVerdicts(t *testing.T) {
+	in := pairedLines("sdk-in-memory", 12, 1.05, 1.01, 0.001) +
+		pairedLines("sdk-in-memory@10KB", 10, 1.02, 1.04, 0.001) +
+		pairedLines("mcpgo-in-process@1MB", 6, 1.02, 1.10, 0.001)
+	r := parse(strings.NewReader(""))
+	var err error
+	r.paired, err = parsePaired(strings.NewReader(in))
+	require.NoError(t, err)
+	page := render(r, meta{}, nil)
+	verdicts := page[strings.Index(page, "| SDK / transport |"):]
+	verdicts = verdicts[:strings.Index(verdicts, "\n\n")]
+	assert.Contains(t, verdicts, "| go-sdk in-memory | 12 |", "the verdict case is judged")
+	assert.NotContains(t, verdicts, "@", "the size cases are not verdicts")
+	assert.Contains(t, page, "### Argument and result size", "the size table is in the page")
+	assert.Contains(t, page, "| go-sdk in-memory | 10KB | 10 |", "go-sdk's 10 KB row with its rounds")
+	assert.Contains(t, page, "| mcp-go in-process | 1MB | 6 |", "mcp-go's 1 MB row")
+	assert.Contains(t, page, "1.040 (", "toolmw / bare at 10 KB, paired")
+
+	dir := t.TempDir()
+	files, err := drawCharts(r, dir, "svg")
+	require.NoError(t, err)
+	assert.Contains(t, files, "size", "the size chart is drawn from the paired size cases")
+}

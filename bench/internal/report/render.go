@@ -239,7 +239,7 @@ func (p *page) over(c chainCost, ref string) string {
 }
 
 // endToEnd introduces the tools/call sections: what each arm runs. The
-// figures are in the paired table (each arm in its own process, judged)
+// figures are in the paired table (every arm in one worker process, judged)
 // and the interleaved one (all arms in one process). A table of
 // separately-run benchmarks, each arm's counts at other moments and in a
 // heap of other size, is not shown: its ratios cannot be compared.
@@ -664,12 +664,7 @@ func (p *page) growth() {
 	length, _ := p.r.sub("BenchmarkGrowth/length/after/")
 	pass, _ := p.r.sub("BenchmarkGrowth/length/passthrough/")
 	conc, subs := p.r.sub("BenchmarkGrowth/concurrency/")
-	size := false
-	for _, s := range sizeBytes {
-		for _, sdk := range []string{"sdk-in-memory", "mcpgo-in-process"} {
-			size = size || p.r.has("BenchmarkGrowth/size/"+sdk+"/"+s.name+"/bare", "ns/op")
-		}
-	}
+	size := len(sizeCases(p.r.paired)) > 0
 	if len(length)+len(pass)+len(conc) == 0 && !size {
 		return
 	}
@@ -688,15 +683,18 @@ func (p *page) growth() {
 		p.b.WriteString("\n")
 	}
 	if size {
-		p.b.WriteString("### Argument and result size\n\nThe echo tool's argument and result are the same string; toolmw is the full chain.\n" +
-			"The ratios are of the medians; the chart shows the mean of the per-count ratios with its 95% interval.\n\n")
+		p.b.WriteString("### Argument and result size\n\n" +
+			"The echo tool's argument and result are the same string; toolmw is the full chain. Paired as the verdicts\n" +
+			"above are (`bench/internal/paired -sizes`: every arm in one worker process, CPU per call, ratios within a round),\n" +
+			"with fewer rounds the dearer a call (a 1 MB call costs 100-150 ms): the A/A width says how far each row can be\n" +
+			"read. (Run apart, one benchmark per arm, toolmw read 0.70-0.90× bare's CPU on go-sdk: two processes whose heaps\n" +
+			"grow apart get their collections paced apart, which is not toolmw's cost.)\n\n")
 		p.chart("size", "toolmw over bare against argument size")
-		p.t.head("size", "go-sdk in-memory bare", "toolmw", "ratio", "CPU ratio", "mcp-go in-process bare", "toolmw", "ratio", "CPU ratio")
-		for _, s := range sizeBytes {
-			sb, st := p.costOf("BenchmarkGrowth/size/sdk-in-memory/"+s.name+"/bare"), p.costOf("BenchmarkGrowth/size/sdk-in-memory/"+s.name+"/toolmw")
-			gb, gt := p.costOf("BenchmarkGrowth/size/mcpgo-in-process/"+s.name+"/bare"), p.costOf("BenchmarkGrowth/size/mcpgo-in-process/"+s.name+"/toolmw")
-			p.t.row(s.name, dur(sb.wall), dur(st.wall), ratio(st.wall, sb.wall), ratio(st.cpu, sb.cpu),
-				dur(gb.wall), dur(gt.wall), ratio(gt.wall, gb.wall), ratio(gt.cpu, gb.cpu))
+		p.t.head("SDK", "size", "rounds", "A/A width", "bare CPU/call", "toolmw CPU/call", "toolmw / bare", "B/call bare → toolmw")
+		for _, sc := range sizeCases(p.r.paired) {
+			c := judgePaired(sc.name, p.r.paired.cpu[sc.name], p.r.paired.other[sc.name])
+			p.t.row(sc.label, sc.size, strconv.Itoa(c.bursts), fmt.Sprintf("%.1f%%", 100*c.gate.width()),
+				dur(c.bare), dur(c.toolmwCPU), c.toolmw.String(), c.bytes)
 		}
 		p.b.WriteString("\n")
 	}
