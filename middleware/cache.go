@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,9 +31,13 @@ type CacheConfig struct {
 	// used goes first. Default 1,000.
 	MaxEntries int
 	// ShareAcrossSubjects lets callers with different identities share
-	// entries. By default an entry is served only to the subject it was
-	// made for (and, for calls without an identity, to the session it was
-	// made in): a result may hold what only its caller may see. Set it
+	// entries. By default an entry is served only to the identity it was
+	// made for, its subject and its set of scopes (and, for calls without
+	// an identity, to the session it was made in, or on stdio and in
+	// memory without a session id to the process's client): a result may
+	// hold what only its caller may see. An anonymous call on a transport
+	// without sessions (stateless HTTP, SSE without mcpsdk.SSE) is not
+	// looked up at all: nothing tells its caller from another. Set it
 	// only for tools whose results are public data.
 	ShareAcrossSubjects bool
 	// MaxItemBytes is the largest result kept, in the bytes of its content
@@ -59,7 +65,7 @@ type CacheConfig struct {
 //
 // The key is the tool, the arguments in canonical form (decoded and
 // encoded again: key order and spacing do not matter) and the caller's
-// subject. Failures are never cached, nor are calls whose arguments are
+// partition (see CacheConfig.ShareAcrossSubjects). Failures are never cached, nor are calls whose arguments are
 // not valid JSON, nor input-required results or any round of a
 // multi-round-trip call after the first (a request with
 // [toolctx.Request.RequestState] or InputResponses), which is neither
@@ -247,15 +253,36 @@ func (c *resultCache) key(req *toolctx.Request) (cacheKey, bool) {
 	}
 	h := sha256.New()
 	writeField(h, req.Tool)
+	id := req.Identity
 	switch {
 	case c.shared:
 		writeField(h, "*")
-	case req.Identity != nil && req.Identity.Subject != "":
-		writeField(h, "subject")
-		writeField(h, req.Identity.Subject)
-	default:
+	case id != nil && (id.Subject != "" || len(id.Scopes) > 0):
+		// The whole identity: a result made for alice holding "admin"
+		// is not alice's holding "read" (RequireScopes and the tool
+		// decide on scopes). Each field is length-prefixed and the
+		// scopes counted, so "a|b" and "a" holding "b" stay apart; the
+		// scopes are a set, so their order does not matter.
+		writeField(h, "identity")
+		writeField(h, id.Subject)
+		scopes := slices.Compact(slices.Sorted(slices.Values(id.Scopes)))
+		writeField(h, strconv.Itoa(len(scopes)))
+		for _, s := range scopes {
+			writeField(h, s)
+		}
+	case req.SessionID != "":
 		writeField(h, "session")
 		writeField(h, req.SessionID)
+	case req.Transport == toolctx.TransportStdio || req.Transport == toolctx.TransportInMemory:
+		// No session id, but a transport local to the process: its
+		// client is the process's own (stdio has one).
+		writeField(h, "local")
+	default:
+		// An anonymous caller on a transport without sessions (stateless
+		// HTTP, SSE the adapter cannot tell apart, an unknown
+		// transport): nothing tells it from any other, so nothing it
+		// made is served to anyone, nor anything to it.
+		return cacheKey{}, false
 	}
 	h.Write(canon)
 	var k cacheKey

@@ -135,6 +135,9 @@ type conn struct {
 	rec  *recorder
 	call func(ctx context.Context, name string, args json.RawMessage, meta map[string]any) (json.RawMessage, error)
 	stop func()
+	// again connects another client to the same server (its own session),
+	// which the test stops.
+	again func() *conn
 }
 
 // Call calls a tool with args (JSON) and meta, within a minute.
@@ -201,8 +204,18 @@ func serve(t testing.TB, sdk, tr string, chain middleware.Chain, tools map[strin
 	default:
 		t.Fatalf("no SDK %s", sdk)
 	}
-	t.Cleanup(c.stop)
+	t.Cleanup(func() { c.stop() })
 	return c
+}
+
+// another connects another client to c's server, stopped at the end of
+// the test.
+func (c *conn) another(t testing.TB) *conn {
+	t.Helper()
+	require.NotNil(t, c.again, "%s: no second client", c.name)
+	c2 := c.again()
+	t.Cleanup(func() { c2.stop() })
+	return c2
 }
 
 func schemaOf(tl tool) json.RawMessage {
@@ -218,48 +231,61 @@ func serveGoSDK(t testing.TB, c *conn, tr string, chain middleware.Chain, tools 
 		require.NoError(t, mcpsdk.AddTool(s, &mcp.Tool{Name: name, InputSchema: schemaOf(tl)}, tl.h), "register %s", name)
 	}
 	mcpsdk.Install(s, chain.Middleware())
-	client := mcp.NewClient(&mcp.Implementation{Name: "outside-client", Version: "0"}, nil)
-	ctx := context.Background()
-	var cs *mcp.ClientSession
-	var err error
-	switch tr {
-	case "stdio":
-		c2sR, c2sW := io.Pipe()
-		s2cR, s2cW := io.Pipe()
-		ss, serr := s.Connect(ctx, &mcp.IOTransport{Reader: c2sR, Writer: s2cW}, nil)
-		require.NoError(t, serr)
-		cs, err = client.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(io.TeeReader(s2cR, c.rec)), Writer: c2sW}, nil)
-		require.NoError(t, err)
-		c.stop = func() { _ = cs.Close(); _ = ss.Wait() }
-	default:
+	var srv *httptest.Server
+	if tr != "stdio" {
 		get := func(*http.Request) *mcp.Server { return s }
 		var h http.Handler = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: tr == "http-stateless"})
 		if tr == "sse" {
 			h = mcp.NewSSEHandler(get, nil)
 		}
-		srv := httptest.NewServer(h)
-		hc := &http.Client{Transport: recordingRT{c.rec}}
-		var ct mcp.Transport = &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: -1}
-		if tr == "sse" {
-			ct = &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: hc}
+		srv = httptest.NewServer(h)
+	}
+	var dial func(c *conn)
+	dial = func(c *conn) {
+		client := mcp.NewClient(&mcp.Implementation{Name: "outside-client", Version: "0"}, nil)
+		ctx := context.Background()
+		var cs *mcp.ClientSession
+		var err error
+		if tr == "stdio" {
+			c2sR, c2sW := io.Pipe()
+			s2cR, s2cW := io.Pipe()
+			ss, serr := s.Connect(ctx, &mcp.IOTransport{Reader: c2sR, Writer: s2cW}, nil)
+			require.NoError(t, serr)
+			cs, err = client.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(io.TeeReader(s2cR, c.rec)), Writer: c2sW}, nil)
+			require.NoError(t, err)
+			c.stop = func() { _ = cs.Close(); _ = ss.Wait() }
+		} else {
+			hc := &http.Client{Transport: recordingRT{c.rec}}
+			var ct mcp.Transport = &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: -1}
+			if tr == "sse" {
+				ct = &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: hc}
+			}
+			cs, err = client.Connect(ctx, ct, nil)
+			require.NoError(t, err)
+			c.stop = func() { _ = cs.Close() }
 		}
-		cs, err = client.Connect(ctx, ct, nil)
-		require.NoError(t, err)
-		c.stop = func() {
-			_ = cs.Close()
+		c.call = func(ctx context.Context, name string, args json.RawMessage, meta map[string]any) (json.RawMessage, error) {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(res)
+		}
+		c.again = func() *conn {
+			c2 := &conn{name: c.name, rec: &recorder{}}
+			dial(c2)
+			return c2
+		}
+	}
+	dial(c)
+	if srv != nil {
+		t.Cleanup(func() {
 			srv.CloseClientConnections()
 			srv.Close()
 			for ss := range s.Sessions() {
 				_ = ss.Close()
 			}
-		}
-	}
-	c.call = func(ctx context.Context, name string, args json.RawMessage, meta map[string]any) (json.RawMessage, error) {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(res)
+		})
 	}
 }
 
@@ -268,63 +294,83 @@ func serveMCPGo(t testing.TB, c *conn, tr string, chain middleware.Chain, tools 
 	for name, tl := range tools {
 		require.NoError(t, mcpgo.AddTool(s, mcpgomcp.NewToolWithRawSchema(name, "", schemaOf(tl)), tl.h), "register %s", name)
 	}
-	hc := &http.Client{Transport: recordingRT{c.rec}}
-	var (
-		cl   *mcpgoclient.Client
-		err  error
-		stop = func() {}
-	)
+	var url string
 	switch tr {
 	case "stdio":
-		clientIn, serverOut := io.Pipe()
-		serverIn, clientOut := io.Pipe()
-		ss := mcpgoserver.NewStdioServer(s)
-		ss.SetErrorLogger(log.New(io.Discard, "", 0))
-		lctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = ss.Listen(lctx, serverIn, serverOut) }()
-		stop = func() {
-			cancel()
-			_ = serverIn.Close()
-			_ = serverOut.Close()
-			_ = clientIn.Close()
-			<-done
-		}
-		cl = mcpgoclient.NewClient(mcpgotransport.NewIO(io.TeeReader(clientIn, c.rec), clientOut, io.NopCloser(strings.NewReader(""))))
 	case "http", "http-stateless":
 		srv := httptest.NewServer(mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateLess(tr == "http-stateless")))
-		stop = srv.Close
-		cl, err = mcpgoclient.NewStreamableHttpClient(srv.URL+"/mcp", mcpgotransport.WithHTTPBasicClient(hc))
+		t.Cleanup(srv.Close)
+		url = srv.URL + "/mcp"
 	case "sse":
 		sse := mcpgoserver.NewSSEServer(s)
 		srv := httptest.NewServer(sse)
-		stop = func() { _ = sse.Shutdown(context.Background()); srv.Close() }
-		cl, err = mcpgoclient.NewSSEMCPClient(srv.URL+"/sse", mcpgotransport.WithHTTPClient(hc))
+		t.Cleanup(func() { _ = sse.Shutdown(context.Background()); srv.Close() })
+		url = srv.URL + "/sse"
 	default:
 		t.Fatalf("no transport %s", tr)
 	}
-	require.NoError(t, err)
-	require.NoError(t, cl.Start(context.Background()), "start")
-	ictx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ireq := mcpgomcp.InitializeRequest{}
-	ireq.Params.ClientInfo = mcpgomcp.Implementation{Name: "outside-client", Version: "0"}
-	ireq.Params.ProtocolVersion = mcpgomcp.LATEST_PROTOCOL_VERSION
-	_, err = cl.Initialize(ictx, ireq)
-	require.NoError(t, err, "initialize")
-	c.stop = func() { _ = cl.Close(); stop() }
-	c.call = func(ctx context.Context, name string, args json.RawMessage, meta map[string]any) (json.RawMessage, error) {
-		req := mcpgomcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = name, args
-		if meta != nil {
-			req.Params.Meta = &mcpgomcp.Meta{AdditionalFields: meta}
+	var dial func(c *conn)
+	dial = func(c *conn) {
+		hc := &http.Client{Transport: recordingRT{c.rec}}
+		var (
+			cl   *mcpgoclient.Client
+			err  error
+			stop = func() {}
+		)
+		switch tr {
+		case "stdio":
+			clientIn, serverOut := io.Pipe()
+			serverIn, clientOut := io.Pipe()
+			ss := mcpgoserver.NewStdioServer(s)
+			ss.SetErrorLogger(log.New(io.Discard, "", 0))
+			lctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { defer close(done); _ = ss.Listen(lctx, serverIn, serverOut) }()
+			stop = func() {
+				cancel()
+				_ = serverIn.Close()
+				_ = serverOut.Close()
+				_ = clientIn.Close()
+				<-done
+			}
+			cl = mcpgoclient.NewClient(mcpgotransport.NewIO(io.TeeReader(clientIn, c.rec), clientOut, io.NopCloser(strings.NewReader(""))))
+		case "sse":
+			cl, err = mcpgoclient.NewSSEMCPClient(url, mcpgotransport.WithHTTPClient(hc))
+		default:
+			cl, err = mcpgoclient.NewStreamableHttpClient(url, mcpgotransport.WithHTTPBasicClient(hc))
 		}
-		res, err := cl.CallTool(ctx, req)
-		if err != nil {
-			return nil, err
+		require.NoError(t, err)
+		require.NoError(t, cl.Start(context.Background()), "start")
+		ictx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		ireq := mcpgomcp.InitializeRequest{}
+		ireq.Params.ClientInfo = mcpgomcp.Implementation{Name: "outside-client", Version: "0"}
+		ireq.Params.ProtocolVersion = mcpgomcp.LATEST_PROTOCOL_VERSION
+		_, err = cl.Initialize(ictx, ireq)
+		require.NoError(t, err, "initialize")
+		c.stop = func() { _ = cl.Close(); stop() }
+		c.call = func(ctx context.Context, name string, args json.RawMessage, meta map[string]any) (json.RawMessage, error) {
+			req := mcpgomcp.CallToolRequest{}
+			req.Params.Name, req.Params.Arguments = name, args
+			if meta != nil {
+				req.Params.Meta = &mcpgomcp.Meta{AdditionalFields: meta}
+			}
+			res, err := cl.CallTool(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(res)
 		}
-		return json.Marshal(res)
+		if tr == "stdio" {
+			return // mcp-go's stdio server serves one client per MCPServer
+		}
+		c.again = func() *conn {
+			c2 := &conn{name: c.name, rec: &recorder{}}
+			dial(c2)
+			return c2
+		}
 	}
+	dial(c)
 }
 
 // each runs fn on every SDK and transport, each with a fresh server.
