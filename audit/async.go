@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -590,15 +591,40 @@ func (a *Async) handOff(batch []Record, waiters []chan struct{}) {
 		default: // the writer is busy: the sink is slower than the calls
 		}
 	}
+	spooled := batch
 	id, err := a.spool.nextID()
 	if err == nil {
-		err = a.spool.add(id, batch, a.cfg.Durability == DurabilityDisk)
+		spooled, err = a.spoolAdd(id, batch, a.cfg.Durability == DurabilityDisk)
 	}
-	a.spooledOrLost(batch, err)
+	a.spooledOrLost(spooled, err)
 	a.recycle(batch) // the spool keeps a copy
 	for _, w := range waiters {
 		w <- struct{}{}
 	}
+}
+
+// spoolAdd adds batch to the spool and returns the rows it spooled. A row
+// the spool cannot encode (a value json.Marshal refuses: arguments that
+// are not JSON, a json.Number that is not a number) is refused on its own,
+// as a row a store refuses for its data, and the others are spooled: one
+// such row no longer sends its whole batch to the fallback.
+func (a *Async) spoolAdd(id BatchID, batch []Record, fsync bool) ([]Record, error) {
+	err := a.spool.add(id, batch, fsync)
+	if !errors.Is(err, errSpoolEncode) {
+		return batch, err
+	}
+	kept := make([]Record, 0, len(batch))
+	for i := range batch {
+		if _, merr := json.Marshal(&batch[i]); merr != nil {
+			a.refuse(batch[i], fmt.Errorf("audit: spool: cannot encode the row: %w", merr))
+			continue
+		}
+		kept = append(kept, batch[i])
+	}
+	if len(kept) == 0 {
+		return kept, nil
+	}
+	return kept, a.spool.add(id, kept, fsync)
 }
 
 // spooledOrLost accounts for a batch given to the spool: spooled, dropped
@@ -833,6 +859,7 @@ func (a *Async) refuse(r Record, cause error) {
 func (a *Async) writeDirect(batch []Record) {
 	n := uint64(len(batch))
 	if a.spool != nil {
+		spooled := batch
 		id, err := a.spool.nextID()
 		if err == nil {
 			if err = a.writePart(&id, 0, batch); err == nil {
@@ -842,9 +869,9 @@ func (a *Async) writeDirect(batch []Record) {
 			}
 			a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelWarn, "toolmw/audit: sink write failed; the batch goes to the spool",
 				slog.Int("rows", len(batch)), slog.String("error", err.Error()))
-			err = a.spool.add(id, batch, false)
+			spooled, err = a.spoolAdd(id, batch, false)
 		}
-		a.spooledOrLost(batch, err)
+		a.spooledOrLost(spooled, err)
 		a.recycle(batch) // the spool keeps a copy
 		return
 	}

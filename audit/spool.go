@@ -419,10 +419,14 @@ func (s *Spool) empty() bool {
 // per spooled row or two while the store was down, and made the
 // dispatcher allocate and clear a new buffer per batch. The error wraps
 // [ErrSpoolFull] when the batch does not fit.
+// errSpoolEncode is the error of a batch that json.Marshal refuses: a row
+// of it holds a value that is not JSON (arguments, a json.Number).
+var errSpoolEncode = errors.New("cannot encode the batch")
+
 func (s *Spool) add(id BatchID, recs []Record, fsync bool) error {
 	payload, err := json.Marshal(recs)
 	if err != nil {
-		return fmt.Errorf("audit: spool: cannot encode the batch: %w", err)
+		return fmt.Errorf("audit: spool: %w: %w", errSpoolEncode, err)
 	}
 	frame := make([]byte, frameHeader+len(payload))
 	copy(frame, frameMagic)

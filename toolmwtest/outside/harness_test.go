@@ -290,7 +290,7 @@ func serveGoSDK(t testing.TB, c *conn, tr string, chain middleware.Chain, tools 
 }
 
 func serveMCPGo(t testing.TB, c *conn, tr string, chain middleware.Chain, tools map[string]tool) {
-	s := mcpgoserver.NewMCPServer("outside", "0", mcpgo.ServerOption(chain.Middleware()))
+	s := mcpgoserver.NewMCPServer("outside", "0", mcpgo.ServerOption(chain.Middleware()), mcpgoserver.WithInputSchemaValidation())
 	for name, tl := range tools {
 		require.NoError(t, mcpgo.AddTool(s, mcpgomcp.NewToolWithRawSchema(name, "", schemaOf(tl)), tl.h), "register %s", name)
 	}
