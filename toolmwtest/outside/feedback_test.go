@@ -37,7 +37,9 @@ func (g schemaGen) key() string { return keyNames[g.r.IntN(len(keyNames))] }
 
 func (g schemaGen) schema(depth int) map[string]any {
 	leaf := []func() map[string]any{
-		func() map[string]any { return map[string]any{"type": "integer", "multipleOf": 3, "exclusiveMinimum": 0} },
+		func() map[string]any {
+			return map[string]any{"type": "integer", "multipleOf": 3, "exclusiveMinimum": 0}
+		},
 		func() map[string]any { return map[string]any{"type": "number", "exclusiveMaximum": 1.5} },
 		func() map[string]any { return map[string]any{"type": []any{"string", "null"}, "maxLength": 2} },
 		func() map[string]any { return map[string]any{"type": "null"} },
@@ -46,7 +48,9 @@ func (g schemaGen) schema(depth int) map[string]any {
 		func() map[string]any { return map[string]any{"type": "string", "format": "email"} },
 		func() map[string]any { return map[string]any{"type": "string", "format": "date-time"} },
 		func() map[string]any { return map[string]any{"type": "string", "format": "uuid"} },
-		func() map[string]any { return map[string]any{"type": "string", "pattern": "^[α-ω]+$", "minLength": 2} },
+		func() map[string]any {
+			return map[string]any{"type": "string", "pattern": "^[α-ω]+$", "minLength": 2}
+		},
 		func() map[string]any { return map[string]any{"$ref": "#/$defs/pos"} },
 		func() map[string]any { return map[string]any{"not": map[string]any{"type": "string"}} },
 	}
