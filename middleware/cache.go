@@ -33,12 +33,12 @@ type CacheConfig struct {
 	// ShareAcrossSubjects lets callers with different identities share
 	// entries. By default an entry is served only to the identity it was
 	// made for, its subject and its set of scopes (and, for calls without
-	// an identity, to the session it was made in, or on stdio and in
-	// memory without a session id to the process's client): a result may
-	// hold what only its caller may see. An anonymous call on a transport
-	// without sessions (stateless HTTP, SSE without mcpsdk.SSE) is not
-	// looked up at all: nothing tells its caller from another. Set it
-	// only for tools whose results are public data.
+	// an identity, to the session it was made in; on a transport without
+	// session ids, such as stateless HTTP or stdio, to every anonymous
+	// caller): a result may hold what only its caller may see. A tool
+	// whose result depends on more than the identity (a header, a cookie)
+	// must not be cached. Set it only for tools whose results are public
+	// data.
 	ShareAcrossSubjects bool
 	// MaxItemBytes is the largest result kept, in the bytes of its content
 	// and structured content as they go on the wire (as [MaxResultBytes]
@@ -270,19 +270,13 @@ func (c *resultCache) key(req *toolctx.Request) (cacheKey, bool) {
 		for _, s := range scopes {
 			writeField(h, s)
 		}
-	case req.SessionID != "":
+	default:
+		// Anonymous: the session, when the transport has one; without
+		// (stateless HTTP, stdio), every anonymous caller is one
+		// partition: what the server answers one without an identity it
+		// answers any.
 		writeField(h, "session")
 		writeField(h, req.SessionID)
-	case req.Transport == toolctx.TransportStdio || req.Transport == toolctx.TransportInMemory:
-		// No session id, but a transport local to the process: its
-		// client is the process's own (stdio has one).
-		writeField(h, "local")
-	default:
-		// An anonymous caller on a transport without sessions (stateless
-		// HTTP, SSE the adapter cannot tell apart, an unknown
-		// transport): nothing tells it from any other, so nothing it
-		// made is served to anyone, nor anything to it.
-		return cacheKey{}, false
 	}
 	h.Write(canon)
 	var k cacheKey

@@ -168,14 +168,7 @@ func TestCacheFromOutside(t *testing.T) {
 		seen := map[string]string{}
 		for _, who := range callers {
 			first, got := ran(c, "echo", `{"q":1}`, who.meta)
-			if !looked {
-				// Anonymous on a transport without sessions: never looked
-				// up, so never served another caller's entry.
-				assert.Contains(t, []string{"anonymous", "empty subject"}, who.name, "%s has a partition", who.name)
-				again, _ := ran(c, "echo", `{"q":1}`, who.meta)
-				assert.True(t, again)
-				continue
-			}
+			assert.True(t, looked, "%s: looked up", who.name)
 			if same, ok := shared[who.name]; ok {
 				assert.False(t, first, "%s is %s: its entry", who.name, same)
 				assert.Equal(t, seen[same], got)
@@ -190,9 +183,33 @@ func TestCacheFromOutside(t *testing.T) {
 		// An anonymous caller of another session is served nothing of this
 		// one's.
 		if c.again != nil {
+			// An anonymous caller of another session is served nothing of
+			// this one's, where the transport tells sessions apart (on
+			// one without session ids, every anonymous caller is one
+			// partition, as CacheConfig says).
+			before := runs.Load()
+			c.Call(t, "echo", `{"q":1}`, nil)
+			mine := kept.take()
+			require.Len(t, mine, 1)
+			require.Equal(t, before, runs.Load(), "this session's anonymous entry")
 			other := c.another(t)
-			first, got := ran(other, "echo", `{"q":1}`, nil)
-			assert.True(t, first, "another session's anonymous caller gets no entry of this session's (got %q)", got)
+			a := other.Call(t, "echo", `{"q":1}`, nil)
+			_, _, _ = a.decoded(t)
+			theirs := kept.take()
+			require.Len(t, theirs, 1)
+			for _, r := range append(mine, theirs...) {
+				for _, n := range r.Notes {
+					switch {
+					case n.Key == middleware.NoteCache && n.Value == "hit":
+						hits++
+					case n.Key == middleware.NoteCache:
+						misses++
+					}
+				}
+			}
+			if mine[0].SessionID != "" && theirs[0].SessionID != mine[0].SessionID {
+				assert.NotEqual(t, before, runs.Load(), "another session's anonymous caller gets no entry of this session's")
+			}
 		}
 
 		// Arguments: whatever the cache serves alike, the handler sees
