@@ -631,20 +631,54 @@ func (a *Async) handOff(batch []Record, waiters []chan struct{}) {
 		default: // the writer is busy: the sink is slower than the calls
 		}
 	}
+	var spooled []Record
 	var err error
 	if a.cfg.Durability == DurabilityDisk {
-		err = a.spool.addPart(batch, a.cfg.BatchSize) // a group commit
+		spooled, err = a.spoolKept(batch, func(recs []Record) error {
+			return a.spool.addPart(recs, a.cfg.BatchSize) // a group commit
+		})
 	} else {
 		var id BatchID
 		if id, err = a.spool.nextID(); err == nil {
-			err = a.spool.add(id, batch, false)
+			spooled, err = a.spoolAdd(id, batch, false)
 		}
 	}
-	a.spooledOrLost(batch, err)
+	a.spooledOrLost(spooled, err)
 	a.recycle(batch) // the spool keeps a copy
 	for _, w := range waiters {
 		w <- struct{}{}
 	}
+}
+
+// spoolAdd adds batch to the spool and returns the rows it spooled. A row
+// the spool cannot encode (a value encoding/json would refuse: arguments that
+// are not JSON, a json.Number that is not a number) is refused on its own,
+// as a row a store refuses for its data, and the others are spooled: one
+// such row no longer sends its whole batch to the fallback.
+func (a *Async) spoolAdd(id BatchID, batch []Record, fsync bool) ([]Record, error) {
+	return a.spoolKept(batch, func(recs []Record) error { return a.spool.add(id, recs, fsync) })
+}
+
+// spoolKept runs add (a spool write) on batch and, when the spool cannot
+// encode a row of it, refuses each such row alone and runs add on the
+// others: spoolAdd's rule, for a batch and for a group commit alike.
+func (a *Async) spoolKept(batch []Record, add func([]Record) error) ([]Record, error) {
+	err := add(batch)
+	if !errors.Is(err, errSpoolEncode) {
+		return batch, err
+	}
+	kept := make([]Record, 0, len(batch))
+	for i := range batch {
+		if _, eerr := encodeFrame(nil, batch[i:i+1]); eerr != nil {
+			a.refuse(batch[i], fmt.Errorf("audit: spool: cannot encode the row: %w", eerr))
+			continue
+		}
+		kept = append(kept, batch[i])
+	}
+	if len(kept) == 0 {
+		return kept, nil
+	}
+	return kept, add(kept)
 }
 
 // spooledOrLost accounts for a batch given to the spool: spooled, dropped
@@ -879,6 +913,7 @@ func (a *Async) refuse(r Record, cause error) {
 func (a *Async) writeDirect(batch []Record) {
 	n := uint64(len(batch))
 	if a.spool != nil {
+		spooled := batch
 		id, err := a.spool.nextID()
 		if err == nil {
 			if err = a.writePart(&id, 0, batch); err == nil {
@@ -888,9 +923,9 @@ func (a *Async) writeDirect(batch []Record) {
 			}
 			a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelWarn, "toolmw/audit: sink write failed; the batch goes to the spool",
 				slog.Int("rows", len(batch)), slog.String("error", err.Error()))
-			err = a.spool.add(id, batch, false)
+			spooled, err = a.spoolAdd(id, batch, false)
 		}
-		a.spooledOrLost(batch, err)
+		a.spooledOrLost(spooled, err)
 		a.recycle(batch) // the spool keeps a copy
 		return
 	}

@@ -68,8 +68,14 @@ func HTTP(e Emitter) func(http.Handler) http.Handler {
 				rec.Code, rec.Outcome = httpCode(status)
 				if rec.Outcome != OutcomeOK {
 					rec.Message = http.StatusText(status)
-					if slot.Public != nil {
-						rec.Code, rec.Message, rec.Detail = slot.Public.Code, slot.Public.Message, slot.Public.Detail
+				}
+				if slot.Public != nil {
+					// A layer answered with a public error: its code, even
+					// in a 200 (httpmw.CheckFrames answers a refused
+					// request's frame with its JSON-RPC error).
+					rec.Code, rec.Message, rec.Detail = slot.Public.Code, slot.Public.Message, slot.Public.Detail
+					if rec.Outcome == OutcomeOK {
+						rec.Outcome = OutcomeRejected
 					}
 				}
 				emitSafely(ctx, nil, e, &rec)

@@ -455,6 +455,11 @@ func (s *Spool) empty() bool {
 	return len(s.pending) == 0
 }
 
+// errSpoolEncode is the error of a batch the spool's encoder refuses (as
+// encoding/json would): a row of it holds a value that is not JSON
+// (arguments, a json.Number).
+var errSpoolEncode = errors.New("cannot encode the batch")
+
 // add appends a batch durably when fsync is set. The spool keeps a copy
 // of recs (decoded, for the replay) while it holds few rows, so the caller
 // may reuse recs' array once add returns: keeping the dispatcher's buffer
@@ -465,7 +470,7 @@ func (s *Spool) empty() bool {
 func (s *Spool) add(id BatchID, recs []Record, fsync bool) error {
 	frame, err := encodeFrame(nil, recs)
 	if err != nil {
-		return err
+		return fmt.Errorf("audit: spool: %w: %w", errSpoolEncode, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -515,7 +520,7 @@ func (s *Spool) addPart(recs []Record, maxRows int) error {
 	}
 	frame, err := encodeFrame(s.buf[:0], recs)
 	if err != nil {
-		return err
+		return fmt.Errorf("audit: spool: %w: %w", errSpoolEncode, err)
 	}
 	s.buf = frame[:0]
 	fl := int64(len(frame))

@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,10 +31,14 @@ type CacheConfig struct {
 	// used goes first. Default 1,000.
 	MaxEntries int
 	// ShareAcrossSubjects lets callers with different identities share
-	// entries. By default an entry is served only to the subject it was
-	// made for (and, for calls without an identity, to the session it was
-	// made in): a result may hold what only its caller may see. Set it
-	// only for tools whose results are public data.
+	// entries. By default an entry is served only to the identity it was
+	// made for, its subject and its set of scopes (and, for calls without
+	// an identity, to the session it was made in; on a transport without
+	// session ids, such as stateless HTTP or stdio, to every anonymous
+	// caller): a result may hold what only its caller may see. A tool
+	// whose result depends on more than the identity (a header, a cookie)
+	// must not be cached. Set it only for tools whose results are public
+	// data.
 	ShareAcrossSubjects bool
 	// MaxItemBytes is the largest result kept, in the bytes of its content
 	// and structured content as they go on the wire (as [MaxResultBytes]
@@ -59,7 +65,7 @@ type CacheConfig struct {
 //
 // The key is the tool, the arguments in canonical form (decoded and
 // encoded again: key order and spacing do not matter) and the caller's
-// subject. Failures are never cached, nor are calls whose arguments are
+// partition (see CacheConfig.ShareAcrossSubjects). Failures are never cached, nor are calls whose arguments are
 // not valid JSON, nor input-required results or any round of a
 // multi-round-trip call after the first (a request with
 // [toolctx.Request.RequestState] or InputResponses), which is neither
@@ -247,13 +253,28 @@ func (c *resultCache) key(req *toolctx.Request) (cacheKey, bool) {
 	}
 	h := sha256.New()
 	writeField(h, req.Tool)
+	id := req.Identity
 	switch {
 	case c.shared:
 		writeField(h, "*")
-	case req.Identity != nil && req.Identity.Subject != "":
-		writeField(h, "subject")
-		writeField(h, req.Identity.Subject)
+	case id != nil && (id.Subject != "" || len(id.Scopes) > 0):
+		// The whole identity: a result made for alice holding "admin"
+		// is not alice's holding "read" (RequireScopes and the tool
+		// decide on scopes). Each field is length-prefixed and the
+		// scopes counted, so "a|b" and "a" holding "b" stay apart; the
+		// scopes are a set, so their order does not matter.
+		writeField(h, "identity")
+		writeField(h, id.Subject)
+		scopes := slices.Compact(slices.Sorted(slices.Values(id.Scopes)))
+		writeField(h, strconv.Itoa(len(scopes)))
+		for _, s := range scopes {
+			writeField(h, s)
+		}
 	default:
+		// Anonymous: the session, when the transport has one; without
+		// (stateless HTTP, stdio), every anonymous caller is one
+		// partition: what the server answers one without an identity it
+		// answers any.
 		writeField(h, "session")
 		writeField(h, req.SessionID)
 	}

@@ -139,3 +139,14 @@ const (
 	guardRequireScopes  = "require_scopes"
 	guardScrubSecrets   = "scrub_secrets"
 )
+
+// keepNotes returns out, a result a guard builds to replace res, carrying
+// res's notes before its own: what the interceptors inside noted (an
+// observed guard's would_reject, a retry's attempts, a cache's miss)
+// still reaches the row when a guard outside them replaces the result.
+func keepNotes(res, out *toolctx.CallResult) *toolctx.CallResult {
+	for _, n := range res.Notes() {
+		out = out.WithNote(n.Key, n.Value)
+	}
+	return out
+}

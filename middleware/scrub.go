@@ -170,7 +170,7 @@ func (s *scrubber) result(res *toolctx.CallResult) *toolctx.CallResult {
 	}
 	structured, changed, err := s.structured(res.StructuredContent, &h)
 	if err != nil {
-		return toolctx.ErrorResult(fmt.Errorf("middleware.ScrubSecrets: scrub broke the structured content: %w", err))
+		return keepNotes(res, toolctx.ErrorResult(fmt.Errorf("middleware.ScrubSecrets: scrub broke the structured content: %w", err)))
 	}
 	if content == nil && !changed {
 		return res

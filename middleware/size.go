@@ -118,7 +118,7 @@ func MaxResultBytes(n int, mode ResultLimitMode) toolctx.Middleware {
 			if mode == ResultTruncate && structured < n-minTruncateBytes/2 {
 				return replace(ctx, guardMaxResultBytes, res, truncate(res, n-structured, size).WithNote(NoteTruncatedFrom, strconv.Itoa(size)))
 			}
-			return replace(ctx, guardMaxResultBytes, res, toolctx.ErrorResult(tooLarge).WithNote(NoteResultBytes, strconv.Itoa(size)))
+			return replace(ctx, guardMaxResultBytes, res, keepNotes(res, toolctx.ErrorResult(tooLarge)).WithNote(NoteResultBytes, strconv.Itoa(size)))
 		})
 	}
 }

@@ -10,8 +10,14 @@ import (
 
 	"github.com/felixge/httpsnoop"
 
+	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx/adapter"
 )
+
+// MsgFrameRefused is the public message of the [Report] that [CheckFrames]
+// fills for a frame it refused (audit.HTTP's row): the client was answered
+// with one of the frame guard's fixed messages.
+const MsgFrameRefused = "refused a JSON-RPC frame the MCP handler cannot decode"
 
 // CheckFrames returns HTTP middleware that checks the JSON-RPC frame of each
 // POST with g before next (an SDK's MCP handler) reads it, so that a frame
@@ -32,6 +38,10 @@ import (
 //   - on the SSE transport (the GET stream whose "endpoint" event named the
 //     POST's URL went through this middleware), on that stream, as the SDK
 //     answers, and the POST gets 202 Accepted.
+//
+// Either way the refusal is reported to an audit.HTTP outside (its row's
+// code is invalid_request, its message [MsgFrameRefused], even when the
+// status is 200 or 202), so the operator sees every frame refused here.
 //
 // A body that cannot be read is answered as MaxBodyBytes answers it.
 func CheckFrames(g *adapter.FrameGuard) func(http.Handler) http.Handler {
@@ -76,6 +86,12 @@ func (c *frameChecker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r2.Body = bufferedBody{bytes.NewReader(body)}
 		c.next.ServeHTTP(w, r2)
 		return
+	}
+	// The refusal is the operator's to see: audit.HTTP's row gets its code
+	// and fixed message, whatever the status (a JSON-RPC error with an id
+	// is answered 200, a notification 202).
+	if rep := ReportFrom(r.Context()); rep != nil {
+		rep.Public = &errs.Public{Code: errs.CodeInvalidRequest, Message: MsgFrameRefused}
 	}
 	if s := c.stream(r.URL); s != nil {
 		if answer != nil {

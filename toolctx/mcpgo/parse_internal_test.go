@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/toolmw/toolmw/internal/hostileframes"
 	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
@@ -40,49 +40,13 @@ func TestDecodeToolsCallAgrees(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
-		frames = append(frames, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":%s}}`, randomJSON(r, 3)))
+		frames = append(frames, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":%s}}`, hostileframes.RandomJSON(r, 3)))
 	}
 	for _, f := range frames {
 		var want mcp.CallToolRequest
 		wantErr := json.Unmarshal([]byte(f), &want)
 		got := decodeToolsCall(adapter.Envelope{Message: []byte(f)})
 		assert.Equal(t, wantErr != nil, got != nil, "frame %s: mcp-go's decode says %v, the check says %v", f, wantErr, got)
-	}
-}
-
-// randomJSON is a valid JSON value with numbers of every magnitude, some
-// beyond float64's range, and strings holding number-like text and escapes.
-func randomJSON(r *rand.Rand, depth int) string {
-	switch k := r.IntN(7); {
-	case depth == 0 || k == 0:
-		mant := r.IntN(100000) - 50000
-		switch r.IntN(4) {
-		case 0:
-			return fmt.Sprint(mant)
-		case 1:
-			return fmt.Sprintf("%d.%de%d", mant, r.IntN(1000), r.IntN(700)-350)
-		case 2:
-			return fmt.Sprintf("%dE+%d", mant, r.IntN(400))
-		default:
-			return strings.Repeat("9", 1+r.IntN(400))
-		}
-	case k == 1:
-		b, _ := json.Marshal(fmt.Sprintf(`%de999 "\ %d`, r.IntN(10), r.IntN(10)))
-		return string(b)
-	case k == 2:
-		return []string{"true", "false", "null"}[r.IntN(3)]
-	case k <= 4:
-		parts := make([]string, r.IntN(4))
-		for i := range parts {
-			parts[i] = randomJSON(r, depth-1)
-		}
-		return "[" + strings.Join(parts, ",") + "]"
-	default:
-		parts := make([]string, r.IntN(4))
-		for i := range parts {
-			parts[i] = fmt.Sprintf(`"k%d\"":%s`, i, randomJSON(r, depth-1))
-		}
-		return "{" + strings.Join(parts, ",") + "}"
 	}
 }
 
@@ -107,7 +71,7 @@ func TestQuickToolsCallIsSafe(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 3000 {
 		frames = append(frames, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%s,"arguments":%s,"_meta":%s}}`,
-			[]string{`"echo"`, `null`, `5`, `[]`}[r.IntN(4)], randomJSON(r, 3), []string{`null`, `{}`, `"x"`, randomJSON(r, 2)}[r.IntN(4)]))
+			[]string{`"echo"`, `null`, `5`, `[]`}[r.IntN(4)], hostileframes.RandomJSON(r, 3), []string{`null`, `{}`, `"x"`, hostileframes.RandomJSON(r, 2)}[r.IntN(4)]))
 	}
 	g := adapter.NewFrameGuard(&adapter.Config{Logger: slog.New(slog.DiscardHandler)}, codec)
 	ctx := context.Background()

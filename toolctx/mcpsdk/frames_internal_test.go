@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/toolmw/toolmw/internal/hostileframes"
 	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
@@ -64,7 +64,7 @@ func TestFrameGuardAgreesWithSDK(t *testing.T) {
 			pick(`"2.0"`, `"2.0"`, `"1.0"`, `2`),
 			pick(`1`, `"a"`, `null`, `1.5`, `-0`, `1e999999`, `{}`, `[]`, `true`, `"\u00e9"`),
 			pick(`"echo"`, `null`, `5`, `[]`, `"\u0000"`),
-			randomJSON(r, 3),
+			hostileframes.RandomJSON(r, 3),
 			pick(`null`, `{}`, `"x"`, `{"progressToken":1e400}`, `{"a":[1,2,{"b":-1e-400}]}`, `{"k":1e308}`),
 			pick(``, `,"Name":5`, `,"x":1e999999`, `,"requestState":5`, `,"inputResponses":{}`, `,"n\u0061me":5`, `,"_meta":5`))
 		_, pass := g.CheckFrame(ctx, []byte(f))
@@ -78,38 +78,6 @@ func TestFrameGuardAgreesWithSDK(t *testing.T) {
 	if !raceEnabled {
 		assert.Zero(t, testing.AllocsPerRun(1000, func() { g.CheckFrame(ctx, typical) }), "and is read without allocating")
 		assert.Zero(t, testing.AllocsPerRun(1000, func() { g.CheckParams(ctx, "tools/call", params, false) }), "in memory too")
-	}
-}
-
-// randomJSON is a valid JSON value with numbers of every magnitude (some
-// beyond float64's range), escapes and nesting.
-func randomJSON(r *rand.Rand, depth int) string {
-	switch k := r.IntN(7); {
-	case depth == 0 || k == 0:
-		switch r.IntN(4) {
-		case 0:
-			return fmt.Sprint(r.IntN(100000) - 50000)
-		case 1:
-			return fmt.Sprintf("%d.%de%d", r.IntN(100), r.IntN(1000), r.IntN(700)-350)
-		case 2:
-			return strings.Repeat("9", 1+r.IntN(400))
-		default:
-			return `"a\"b\\u00e9"`
-		}
-	case k == 1:
-		return []string{"true", "false", "null"}[r.IntN(3)]
-	case k <= 4:
-		parts := make([]string, r.IntN(4))
-		for i := range parts {
-			parts[i] = randomJSON(r, depth-1)
-		}
-		return "[" + strings.Join(parts, ",") + "]"
-	default:
-		parts := make([]string, r.IntN(4))
-		for i := range parts {
-			parts[i] = fmt.Sprintf(`"k%d":%s`, i, randomJSON(r, depth-1))
-		}
-		return "{" + strings.Join(parts, ",") + "}"
 	}
 }
 
