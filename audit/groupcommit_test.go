@@ -133,3 +133,38 @@ func TestSpoolReadsVersion1Frames(t *testing.T) {
 	s.exactlyOnce(t, 6)
 	assert.Equal(t, int64(3), s.writes.Load(), "one write per version 1 batch")
 }
+
+// TestDurabilityDiskUnencodableRowRefusedAlone: under DurabilityDisk each
+// group commit is a part of the spool's open batch; a row the spool's
+// encoder refuses (arguments that are not JSON) is refused on its own, to
+// the fallback with its call id, and every other row of its group commit
+// still reaches the store, once. Before, the group commit's whole part
+// failed to encode and all its rows were lost to the spool.
+func TestDurabilityDiskUnencodableRowRefusedAlone(t *testing.T) {
+	s := newOnceSink()
+	fb := &keep{}
+	w := audit.NewAsync(s, audit.AsyncConfig{Durability: audit.DurabilityDisk, BatchSize: 100, FlushInterval: time.Hour,
+		Spool: openSpool(t, t.TempDir(), audit.SpoolConfig{}), Fallback: fb, FallbackLogger: discardLogger(nil)})
+	for i := range 50 {
+		r := row(i)
+		if i == 17 {
+			r.Arguments = json.RawMessage(`{"a":`)
+		}
+		w.Emit(context.Background(), r)
+	}
+	require.NoError(t, w.Close(context.Background()))
+	assert.Equal(t, []string{"c17"}, fb.ids(), "the unencodable row, alone, in the fallback")
+	st := w.Stats()
+	assert.Equal(t, uint64(1), st.Refused, "counted as refused")
+	s.mu.Lock()
+	got := map[string]int{}
+	for _, r := range s.rows {
+		got[r.CallID]++
+	}
+	s.mu.Unlock()
+	assert.Len(t, got, 49, "every other row in the store")
+	assert.Zero(t, got["c17"], "the refused row is not in the store")
+	for id, n := range got {
+		assert.Equal(t, 1, n, "row %s written once", id)
+	}
+}
