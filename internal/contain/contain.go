@@ -31,7 +31,8 @@ func (f funcRunner) Run() { f() }
 //
 // r runs on a coroutine (iter.Pull): the caller's thread switches to it
 // and back without the scheduler, so no other thread is woken, which a
-// go statement and a wait would do on every call. A Goexit cannot be
+// go statement and a wait would do on every call. The coroutine's stack is
+// grown once, before r runs, to 16 KiB (see reserve). A Goexit cannot be
 // stopped; r's coroutine hands control back in the middle of it, and a
 // goroutine of its own lets it finish.
 //
@@ -84,13 +85,44 @@ var states = sync.Pool{New: func() any {
 	return s
 }}
 
-// body is the coroutine's function: it runs r and, when r did not return,
-// records why.
+// body is the coroutine's function: it reserves the coroutine's stack,
+// runs r and, when r did not return, records why.
 func (s *state) body(yield func(struct{}) bool) {
+	reserve(false)
 	defer s.catch(yield)
 	s.r.Run()
 	s.returned = true
 }
+
+// reserveFrame is the frame reserve declares: a coroutine's stack starts
+// at 2 KiB, and the runtime grows it to the next power of two that holds
+// the frame and its guard, 16 KiB.
+const reserveFrame = 8 << 10
+
+// reserve grows the calling goroutine's stack, in a single copy, to hold
+// reserveFrame, and touches none of it. It is the coroutine's first call,
+// so that the copy adjusts three frames: a tools/call run on a new
+// coroutine's small stack otherwise grows it several times deep inside the
+// SDK and the chain, each time copying and adjusting every frame in use,
+// and the adjusting is most of a copy's cost (runtime.adjustframe, one
+// pcvalue lookup per frame). The frame is only declared: touching is
+// false at every call, which the compiler cannot know, so the frame is
+// part of reserve's (and checked by its prologue) but never zeroed, where
+// a used frame would be zeroed at every call.
+//
+//go:noinline
+func reserve(touch bool) {
+	if touch {
+		var frame [reserveFrame]byte
+		keep(frame[:])
+	}
+}
+
+// keep is a call the compiler cannot see through, so that reserve's frame
+// is really part of its stack frame.
+//
+//go:noinline
+func keep([]byte) {}
 
 // catch is deferred by body. For a Goexit (recover returns nil) it hands
 // control back to Do in the middle of the Goexit, which goes on when Do's

@@ -105,7 +105,6 @@ func (s *served[W]) Run() { (*Call[W])(s).run() }
 // run is Serve's contained function (see Run).
 func (c *Call[W]) run() {
 	defer c.esc.catch()
-	growStack()
 	res := c.h.CallTool(toolctx.WithNotifier(WithResultChecker(c.ctx, c), &c.notifier), &c.Request)
 	c.answering = true
 	c.out = c.answer(res)
@@ -231,10 +230,11 @@ func (c *Call[W]) log(msg string, args ...any) {
 // of f's end otherwise: a panic's value, or [errs.ErrGoexit] for a
 // runtime.Goexit, in an [*errs.PanicError] with the stack. f runs on a
 // coroutine of its own (iter.Pull's machinery: no thread is woken for it),
-// whose stack is grown at once, while shallow, to 8 KiB: a tools/call
-// grows a new coroutine's small stack several times deep inside the SDK
-// and the chain, each time copying every frame in use, and growing it once
-// at the start costs one small copy. (It pays end to end: toolmw / bare
+// whose stack internal/contain grows at once, before f's first frame, to
+// 16 KiB: a tools/call grows a new coroutine's small stack several times
+// deep inside the SDK and the chain, each time copying every frame in use,
+// and growing it once at the start costs one small copy. (It pays end to
+// end: toolmw / bare
 // on go-sdk in-memory was 0.989-1.043 with it and 1.078-1.110 without it,
 // mcp-go in-process 1.063-1.093 with and 1.131-1.162 without, five
 // alternating runs each on 2026-12-01 of `go test ./bench -run '^$'
@@ -243,7 +243,6 @@ func Run(f func()) *errs.PanicError {
 	var e escape
 	contain.Run(func() {
 		defer e.catch()
-		growStack()
 		f()
 		e.returned = true
 	})
@@ -273,17 +272,3 @@ func (e *escape) catch() {
 	}
 	e.pe = errs.NewPanicError(v)
 }
-
-// growStack grows the calling goroutine's stack to at least 16 KiB.
-//
-//go:noinline
-func growStack() {
-	var frame [8 << 10]byte
-	keep(frame[:])
-}
-
-// keep is a call the compiler cannot see through, so that growStack's frame
-// is really allocated.
-//
-//go:noinline
-func keep([]byte) {}

@@ -12,8 +12,8 @@ import (
 // than 1000, encoding/json deeper than 10000).
 const quickDepth = 1000
 
-// quick reports whether message is a tools/call request the SDK surely
-// decodes, reading it without allocating: valid JSON whose envelope is
+// quick reports whether message, valid JSON, is a tools/call request the
+// SDK surely decodes, reading it without allocating: JSON whose envelope is
 // "jsonrpc":"2.0", an "id" that is a string, a number within float64's
 // range or null, "method":"tools/call", and params of the shape every
 // client sends (see quickParams). Any other key, a key with an escape or a
@@ -23,9 +23,6 @@ const quickDepth = 1000
 // TestFrameQuickIsSafe (and each adapter's own test) holds it to the SDKs'
 // decoders.
 func (g *FrameGuard) quick(message []byte) bool {
-	if !json.Valid(message) {
-		return false
-	}
 	s := scanner{b: message, fold: g.codec.Keys == KeysFold}
 	sawMethod, sawVersion := false, false
 	ok := s.object(true, 1, func(key []byte) bool {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -169,4 +170,37 @@ func TestMarks(t *testing.T) {
 	none.Open(ctx)
 	none.Enter(ctx)
 	assert.False(t, none.Entered(ctx))
+}
+
+// TestMarksConcurrent: many calls at once, each its own context, are told
+// apart (go test -race), and a call's mark, once the maps have grown,
+// allocates nothing: every tools/call makes one.
+func TestMarksConcurrent(t *testing.T) {
+	var m adapter.Marks
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 200 {
+				ctx, cancel := context.WithCancel(context.Background())
+				m.Open(ctx)
+				if (g+i)%2 == 0 {
+					m.Enter(ctx)
+				}
+				if !assert.Equal(t, (g+i)%2 == 0, m.Entered(ctx), "call %d of goroutine %d", i, g) {
+					cancel()
+					return
+				}
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	allocs := testing.AllocsPerRun(1000, func() {
+		m.Open(ctx)
+		m.Enter(ctx)
+		m.Entered(ctx)
+	})
+	assert.Zero(t, allocs, "a mark allocates")
 }

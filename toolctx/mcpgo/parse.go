@@ -144,7 +144,8 @@ func addParseGuard(h *server.Hooks, cfg *adapter.Config, s *server.MCPServer) {
 		if !ok || !forServer(ctx, s) {
 			return nil
 		}
-		if r := g.CheckMessage(ctx, raw); r != nil {
+		// mcp-go has decoded the envelope from raw: raw is valid JSON.
+		if r := g.CheckDecoded(ctx, raw); r != nil {
 			return r
 		}
 		return nil

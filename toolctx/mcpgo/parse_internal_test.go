@@ -80,10 +80,17 @@ func TestQuickToolsCallIsSafe(t *testing.T) {
 		if g.CheckMessage(ctx, []byte(f)) == nil {
 			assert.NoError(t, json.Unmarshal([]byte(f), &req), "the guard passed %s, which mcp-go does not decode", f)
 		}
+		// What the hook calls: every frame here is valid JSON, as every
+		// message mcp-go hands its hook is.
+		if g.CheckDecoded(ctx, []byte(f)) == nil {
+			assert.NoError(t, json.Unmarshal([]byte(f), &req), "CheckDecoded passed %s, which mcp-go does not decode", f)
+		}
 	}
 	typical := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello","n":3,"ok":true,"list":[1.5,null]},"_meta":{"progressToken":"p1"}}}`)
 	assert.Nil(t, g.CheckMessage(ctx, typical), "the shape clients send passes")
+	assert.Nil(t, g.CheckDecoded(ctx, typical), "the shape clients send passes CheckDecoded")
 	if !raceEnabled {
 		assert.Zero(t, testing.AllocsPerRun(1000, func() { g.CheckMessage(ctx, typical) }), "and is read without allocating")
+		assert.Zero(t, testing.AllocsPerRun(1000, func() { g.CheckDecoded(ctx, typical) }), "and is read without allocating by CheckDecoded")
 	}
 }

@@ -1,0 +1,162 @@
+//go:build unix
+
+package mcpgo_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolmw/toolmw/audit"
+	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/toolctx"
+	"github.com/toolmw/toolmw/toolctx/mcpgo"
+)
+
+// BenchmarkLayersCPU splits toolmw's CPU per call on mcp-go in process
+// into layers, each an arm of its own server and in-process client in one
+// process: bare (twice: the second is the A/A control), adapter
+// (ServerOption with a nil chain: the frame guard, the hooks, the
+// middleware and its contained run), chain (Diagnostics, Normalize and
+// Recover on top), audit-sync (the audit interceptor in front, its row
+// formatted by a slog text handler on the call: what the recommended
+// chain's async writer does off the call). Each op is one round: 40 steps
+// of 8 calls per arm, the arms in a new random order each step, the
+// process's CPU time (getrusage) read around each step, the garbage
+// collector off within the round and run after it. It reports each
+// arm's CPU per call over the mean of the two bare arms' (the 20%
+// trimmed mean over the rounds) as <arm>/bare, and the bare arm's CPU per
+// call. The difference between two arms is what the layer between them
+// costs.
+//
+//	go test -run '^$' -bench LayersCPU -benchtime 60x ./toolctx/mcpgo/
+func BenchmarkLayersCPU(b *testing.B) {
+	discard := slog.New(slog.DiscardHandler)
+	sink := audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil))
+	rows := audit.Direct(sink, audit.DirectConfig{FallbackLogger: discard})
+	chain := func(ms ...toolctx.Middleware) server.ServerOption {
+		ms = append(ms,
+			middleware.Diagnostics(func(context.Context, middleware.DiagnosticEvent) {}),
+			middleware.Normalize(errs.Normalizer{}),
+			middleware.Recover)
+		return mcpgo.ServerOption(middleware.New(ms...).Middleware())
+	}
+	arms := []struct {
+		name string
+		call func()
+	}{
+		{"bare", layerClient(b)},
+		{"bare2", layerClient(b)},
+		{"adapter", layerClient(b, mcpgo.ServerOption(nil))},
+		{"chain", layerClient(b, chain())},
+		{"audit-sync", layerClient(b, chain(audit.Interceptor(rows)))},
+	}
+	for _, a := range arms {
+		for range 100 {
+			a.call() // warm up
+		}
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	const steps, block = 40, 8
+	rng := rand.New(rand.NewPCG(1, 2))
+	order := make([]int, len(arms))
+	for i := range order {
+		order[i] = i
+	}
+	ratios := make([][]float64, len(arms))
+	var bare []float64
+	b.ResetTimer()
+	for b.Loop() {
+		runtime.GC()
+		cpu := make([]time.Duration, len(arms))
+		for range steps {
+			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			for _, j := range order {
+				c0 := processCPU()
+				for range block {
+					arms[j].call()
+				}
+				cpu[j] += processCPU() - c0
+			}
+		}
+		base := float64(cpu[0]+cpu[1]) / 2
+		for j := range arms {
+			ratios[j] = append(ratios[j], float64(cpu[j])/base)
+		}
+		bare = append(bare, base/(steps*block))
+	}
+	b.StopTimer()
+	for j, a := range arms {
+		b.ReportMetric(trimmedMean(ratios[j]), a.name+"/bare")
+	}
+	b.ReportMetric(trimmedMean(bare), "bare-cpu-ns/call")
+}
+
+// layerClient is an in-process client of an mcp-go server built with opts
+// with one tool, echo; it returns one call of echo.
+func layerClient(b *testing.B, opts ...server.ServerOption) func() {
+	s := server.NewMCPServer("bench", "0", opts...)
+	s.AddTool(mcp.NewTool("echo", mcp.WithString("q")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		q, _ := req.GetArguments()["q"].(string)
+		return mcp.NewToolResultText(q), nil
+	})
+	c, err := client.NewInProcessClient(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "bench-client", Version: "0"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "echo"
+		req.Params.Arguments = map[string]any{"q": "hello"}
+		res, err := c.CallTool(ctx, req)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+// processCPU is the process's user and system CPU time, every thread.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// trimmedMean is the mean of v without its lowest and highest 20%.
+func trimmedMean(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	k := len(v) / 5
+	v = v[k : len(v)-k]
+	if len(v) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
