@@ -53,10 +53,10 @@ const (
 	// Allocations per tools/call that toolmw's adapter and chain add to
 	// the bare SDK, in process, one session.
 	guardSDKExtraAllocs = 15
-	// mcp-go: the adapter and chain; the parse guard
-	// (toolctx/mcpgo/parse.go) reads the request clients send without
-	// allocating (parsequick.go), and decodes only other shapes.
-	guardMCPGoExtraAllocs = 18
+	// mcp-go: the adapter and chain; the frame guard reads the request
+	// clients send without allocating, and decodes only other shapes.
+	// Reads 13.8-15.7 since adapter.Marks stopped allocating (was 16.4-17.1).
+	guardMCPGoExtraAllocs = 16
 	// CPU per call over bare's, in process, by bench/run's method (one
 	// round of the paired worker's, toolmw's audit rows charged to it):
 	// bench/run measured go-sdk 1.02-1.03 and mcp-go 1.13-1.20 at load 28
@@ -312,10 +312,14 @@ func TestGuardCatchesDearerCalls(t *testing.T) {
 }
 
 // TestGuardCatchesMoreAllocs is the allocation guard's power: toolmw's
-// call path with five allocations more per call (a tiny struct each)
-// exceeds TestGuardEndToEndAllocs' budget, on both SDKs.
+// call path with six allocations more per call (a tiny struct each)
+// exceeds TestGuardEndToEndAllocs' budget, on both SDKs; ten under the
+// race detector, whose slack is 5 (its counts move by a few a call).
 func TestGuardCatchesMoreAllocs(t *testing.T) {
-	const more = 5
+	more := 6
+	if raceEnabled {
+		more = 10
+	}
 	for _, p := range guardPairs(t) {
 		t.Run(p.name, func(t *testing.T) {
 			keep := make([]*[16]byte, more)
