@@ -220,6 +220,7 @@ func TestSIGKILLWithDiskDurabilityKeepsEveryRow(t *testing.T) {
 			l.halt()
 			answered := slices.Clone(l.answered)
 			require.NotEmpty(t, answered, "calls were answered before the kill")
+			killed := p
 
 			p = startServer(t, args...)
 			serverURL(t, p)
@@ -260,6 +261,10 @@ func TestSIGKILLWithDiskDurabilityKeepsEveryRow(t *testing.T) {
 			}
 			assert.Empty(t, missing, "every answered call has its row after the restart")
 			assert.Empty(t, missingHTTP, "every answered request has its HTTP row after the restart")
+			if len(missing)+len(missingHTTP) > 0 {
+				// What the writer said: a lost or refused row is logged.
+				t.Logf("the killed server's stderr:\n%s\nthe restarted server's stderr:\n%s", killed.stderr, p.stderr)
+			}
 			assert.Zero(t, dup, "each row once")
 		})
 	}
