@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"sync"
 	"testing"
 
@@ -101,6 +102,21 @@ func TestRejectedBeforeMiddleware(t *testing.T) {
 						assert.NotContains(t, text(got.result), "&{", "no Go struct dump")
 						w, g := *want.result, *got.result
 						w.Content, g.Content = nil, nil
+						// _meta gains the adapter's public error (below), and
+						// keeps what mcp-go put there.
+						var wm, gm map[string]any
+						if w.Meta != nil {
+							wm = w.Meta.AdditionalFields
+						}
+						if g.Meta != nil {
+							gm = maps.Clone(g.Meta.AdditionalFields)
+							delete(gm, toolctx.ErrorMetaKey)
+						}
+						assert.Equal(t, len(wm), len(gm), "mcp-go's own _meta keys kept")
+						for k, v := range wm {
+							assert.Equal(t, v, gm[k], "mcp-go's _meta[%q] kept", k)
+						}
+						w.Meta, g.Meta = nil, nil
 						assert.Equal(t, w, g, "the rest of mcp-go's result, unchanged")
 					} else {
 						assert.Equal(t, string(want.body), string(got.body))
@@ -128,10 +144,14 @@ func TestRejectedBeforeMiddleware(t *testing.T) {
 					case errs.CodeInvalidArguments:
 						require.NoError(t, got.err)
 						require.True(t, got.result.IsError)
-						assert.Nil(t, errorMeta(got.result), "mcp-go's own result, not the adapter's")
 						message = text(got.result)
 						assert.Contains(t, message, "invalid arguments: ")
-						assert.Equal(t, feedback.Detail(feedback.MCPGoProblems(text(want.result))), o.Public.Detail, "the problems as data")
+						problems := feedback.Detail(feedback.MCPGoProblems(text(want.result)))
+						assert.Equal(t, problems, o.Public.Detail, "the problems as data")
+						em := errorMeta(got.result)
+						require.NotNil(t, em, "the client's result carries the public error, as go-sdk's does")
+						assert.Equal(t, string(errs.CodeInvalidArguments), em["code"], "its code")
+						assert.Equal(t, problems, em["detail"], "the client gets the problems as data, the row's detail")
 					}
 					assert.Equal(t, message, o.Public.Message)
 

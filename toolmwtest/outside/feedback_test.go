@@ -189,19 +189,15 @@ func TestFeedbackFromOutsideNamesNoGoInternals(t *testing.T) {
 				if a.Err == nil && strings.Contains(string(a.Result), `"isError":true`) {
 					invalid++
 					assert.Contains(t, string(a.Result), "invalid arguments", "%s %s: an isError answer is invalid-arguments feedback: %s", name, args, a.Result)
-					if sdk == "go-sdk" {
-						assert.Contains(t, string(a.Result), `"code":"invalid_arguments"`, "%s %s: %s", name, args, a.Result)
-					} else if !strings.Contains(string(a.Result), `"code":"invalid_arguments"`) {
-						// mcp-go answers its own validation failures before
-						// any middleware; the adapter rephrases the text but
-						// sends no structured detail (reported in the closing
-						// note; toolctx/mcpgo is not this test's to change).
+					assert.Contains(t, string(a.Result), `"code":"invalid_arguments"`, "%s %s: the structured feedback reaches the client: %s", name, args, a.Result)
+					if !strings.Contains(string(a.Result), `"detail":`) {
 						noDetail++
 					}
 				}
 			}
 		}
 		t.Logf("%d calls, %d answered with invalid-arguments feedback, %d of them without structured detail", calls, invalid, noDetail)
+		assert.Zero(t, noDetail, "every invalid-arguments answer carries its problems as data")
 		assert.NotZero(t, invalid, "some arguments were wrong")
 	})
 }
