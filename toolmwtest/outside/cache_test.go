@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
@@ -22,25 +21,6 @@ import (
 	"github.com/toolmw/toolmw/middleware/otelmw"
 	"github.com/toolmw/toolmw/toolctx"
 )
-
-// cacheLookups reads toolmw.cache.lookups as result -> count.
-func cacheLookups(t testing.TB, reader *sdkmetric.ManualReader) map[string]int64 {
-	t.Helper()
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, reader.Collect(context.Background(), &rm))
-	got := map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name == "toolmw.cache.lookups" {
-				for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
-					v, _ := p.Attributes.Value("toolmw.cache.result")
-					got[v.AsString()] += p.Value
-				}
-			}
-		}
-	}
-	return got
-}
 
 // handlerView is what a tool decoding its arguments with encoding/json
 // sees of them: two calls the cache answers alike must look alike here.
@@ -271,7 +251,7 @@ func TestCacheFromOutside(t *testing.T) {
 				assert.True(t, first, "%s is never cached", tool)
 			}
 		}
-		assert.Equal(t, map[string]int64{"hit": hits, "miss": misses}, cacheLookups(t, reader), "otelmw counts each lookup as the row says")
+		assert.Equal(t, map[string]int64{"hit": hits, "miss": misses}, counterBy(t, reader, "toolmw.cache.lookups", "toolmw.cache.result"), "otelmw counts each lookup as the row says")
 	})
 }
 

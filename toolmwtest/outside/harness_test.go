@@ -20,6 +20,9 @@ import (
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/middleware"
@@ -380,4 +383,26 @@ func each(t *testing.T, fn func(t *testing.T, sdk, tr string)) {
 			t.Run(fmt.Sprintf("%s/%s", sdk, tr), func(t *testing.T) { fn(t, sdk, tr) })
 		}
 	}
+}
+
+// counterBy reads the int64 counter name from reader as the value of its
+// attribute key -> count (otelmw's toolmw.cache.lookups by result,
+// toolmw.guard.would_reject by guard).
+func counterBy(t testing.TB, reader *sdkmetric.ManualReader, name, key string) map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	got := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != name {
+				continue
+			}
+			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				v, _ := p.Attributes.Value(attribute.Key(key))
+				got[v.AsString()] += p.Value
+			}
+		}
+	}
+	return got
 }

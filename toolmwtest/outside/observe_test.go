@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"golang.org/x/time/rate"
 
 	"github.com/toolmw/toolmw/audit"
@@ -19,26 +18,6 @@ import (
 	"github.com/toolmw/toolmw/middleware/otelmw"
 	"github.com/toolmw/toolmw/toolctx"
 )
-
-// wouldRejectCounts reads toolmw.guard.would_reject as guard -> count.
-func wouldRejectCounts(t testing.TB, reader *sdkmetric.ManualReader) map[string]int64 {
-	t.Helper()
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, reader.Collect(context.Background(), &rm))
-	got := map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != "toolmw.guard.would_reject" {
-				continue
-			}
-			for _, p := range m.Data.(metricdata.Sum[int64]).DataPoints {
-				g, _ := p.Attributes.Value("toolmw.guard")
-				got[g.AsString()] += p.Value
-			}
-		}
-	}
-	return got
-}
 
 // wouldRejects is the row's would_reject notes, sorted.
 func wouldRejects(notes []toolctx.Note) []string {
@@ -173,6 +152,6 @@ func TestObserveOddCombinations(t *testing.T) {
 		assert.Equal(t, map[string]int64{
 			"bulkhead": 1, "max_arg_bytes": 1, "max_result_bytes": 2, "rate_limit": 1, "scrub_secrets": 3,
 			"require_scopes": 3,
-		}, wouldRejectCounts(t, reader), "otelmw counts every note")
+		}, counterBy(t, reader, "toolmw.guard.would_reject", "toolmw.guard"), "otelmw counts every note")
 	})
 }
