@@ -13,12 +13,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
-	"github.com/toolmw/toolmw/middleware/otelmw"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -43,11 +41,7 @@ func handlerView(raw []byte) string {
 // and miss in the row and otelmw's counter, call by call.
 func TestCacheFromOutside(t *testing.T) {
 	each(t, func(t *testing.T, sdk, tr string) {
-		reader := sdkmetric.NewManualReader()
-		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-		t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-		otel, err := otelmw.New(otelmw.WithMeterProvider(mp))
-		require.NoError(t, err)
+		otel, reader := meteredOtel(t)
 		var kept rows
 		var runs atomic.Int64
 		const maxItem = 100

@@ -26,6 +26,7 @@ import (
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/middleware/otelmw"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
@@ -405,4 +406,16 @@ func counterBy(t testing.TB, reader *sdkmetric.ManualReader, name, key string) m
 		}
 	}
 	return got
+}
+
+// meteredOtel is otelmw's interceptor on a meter provider of its own, shut
+// down with the test, and the reader of its metrics.
+func meteredOtel(t testing.TB) (toolctx.Middleware, *sdkmetric.ManualReader) {
+	t.Helper()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	otel, err := otelmw.New(otelmw.WithMeterProvider(mp))
+	require.NoError(t, err)
+	return otel, reader
 }

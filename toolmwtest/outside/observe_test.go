@@ -9,13 +9,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"golang.org/x/time/rate"
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/middleware"
-	"github.com/toolmw/toolmw/middleware/otelmw"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -43,11 +41,7 @@ func TestObserveOddCombinations(t *testing.T) {
 	secret := "postgres://app:CANARY-observe@db.internal/prod"
 	huge := strings.Repeat("row ", 3000) + secret // over every limit below, secret-bearing
 	each(t, func(t *testing.T, sdk, tr string) {
-		reader := sdkmetric.NewManualReader()
-		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-		t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-		otel, err := otelmw.New(otelmw.WithMeterProvider(mp))
-		require.NoError(t, err)
+		otel, reader := meteredOtel(t)
 		var kept rows
 
 		held, release := make(chan struct{}), make(chan struct{})
