@@ -137,6 +137,18 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 }
 
 // fail prints the one-line error the operator reads, and returns the status.
+// failStarting reports a startup step's error, unless SIGINT or SIGTERM
+// came first: the listener is open before the audit store, so a client (or
+// a test) can see the port and stop the server while the store is still
+// opening, and an interrupted open is the stop asked for, not a failure.
+func failStarting(ctx context.Context, stderr io.Writer, err error) int {
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "toolmw demo server: stopped while starting; no call was served")
+		return 0
+	}
+	return fail(stderr, 1, "%v", err)
+}
+
 func fail(stderr io.Writer, code int, format string, args ...any) int {
 	msg := fmt.Sprintf(format, args...)
 	msg = strings.Join(strings.Fields(msg), " ") // one line, whatever the cause's text holds
@@ -186,19 +198,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	tel, err := startTelemetry(ctx, cfg.telemetry, banner, logger)
 	if err != nil {
-		return fail(stderr, 1, "%v", err)
+		return failStarting(ctx, stderr, err)
 	}
 	defer tel.close() // after serving: flushes the spans of the last calls
 
 	al, err := serve.OpenAudit(ctx, cfg.audit, logger)
 	if err != nil {
-		return fail(stderr, 1, "%v", err)
+		return failStarting(ctx, stderr, err)
 	}
 	defer al.Close()
 
 	guardStore, err := openRedis(cfg.fleet, logger)
 	if err != nil {
-		return fail(stderr, 1, "%v", err)
+		return failStarting(ctx, stderr, err)
 	}
 	if guardStore != nil {
 		defer guardStore.Close()

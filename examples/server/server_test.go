@@ -679,6 +679,31 @@ func TestStartupErrorExact(t *testing.T) {
 	}
 }
 
+// TestSignalWhileStarting: SIGINT that arrives after the listener is open
+// but while the audit store is still opening is a clean stop (exit 0), not
+// "cannot open the audit database: context canceled" and exit 1 (a CI run
+// of the newcomer test sent Ctrl-C 305 ms after the port opened). The
+// context is cancelled before run starts, so every startup step sees it.
+func TestSignalWhileStarting(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"sqlite", []string{"-addr", "127.0.0.1:0", "-audit-db", filepath.Join(t.TempDir(), "a.db")}},
+		{"stdio", []string{"-stdio", "-audit-db", filepath.Join(t.TempDir(), "b.db")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			var out, errb bytes.Buffer
+			code := run(ctx, tc.args, strings.NewReader(""), &out, &errb)
+			assert.Equal(t, 0, code, "a signal during startup is the stop asked for; stderr:\n%s", errb.String())
+			assert.NotContains(t, errb.String(), "context canceled", "the cancelled open is not reported as a failure")
+			assert.NotContains(t, errb.String(), "cannot open", "the cancelled open is not reported as a failure")
+		})
+	}
+}
+
 // -h prints the flags and exits 0.
 func TestHelp(t *testing.T) {
 	var out, errb bytes.Buffer
