@@ -101,6 +101,19 @@ func TestUpstreamDoesNotStart(t *testing.T) {
 	assert.Contains(t, stderr.String(), `the upstream "/nonexistent/server" did not start`)
 }
 
+// TestSignalWhileStarting: SIGINT before the audit store and the upstream
+// are up is a clean stop (exit 0), not a startup failure that names
+// "context canceled". The context is cancelled before run starts.
+func TestSignalWhileStarting(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	stderr := &syncbuf.Buffer{}
+	code := run(ctx, []string{"-addr", "127.0.0.1:0", "-audit-db", filepath.Join(t.TempDir(), "a.db"), "--", "/nonexistent/server"}, nil, stderr, stderr)
+	assert.Equal(t, 0, code, "a signal during startup is the stop asked for; stderr:\n%s", stderr.String())
+	assert.NotContains(t, stderr.String(), "context canceled", "the cancelled start is not reported as a failure")
+	assert.Contains(t, stderr.String(), "stopped while starting", "the operator is told why it stopped")
+}
+
 // TestUpstreamEnv: the command gets PATH, HOME and the locale, the
 // variables pass_env names and those env sets; nothing else.
 func TestUpstreamEnv(t *testing.T) {

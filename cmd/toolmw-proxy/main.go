@@ -177,6 +177,18 @@ func fail(stderr io.Writer, code int, format string, args ...any) int {
 	return code
 }
 
+// failStarting reports a startup step's error, unless SIGINT or SIGTERM
+// came first: the listener opens before the audit store and the upstream,
+// so the proxy can be stopped while they are still starting, and an
+// interrupted start is the stop asked for, not a failure.
+func failStarting(ctx context.Context, stderr io.Writer, format string, args ...any) int {
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "toolmw-proxy: stopped while starting; no call was served")
+		return 0
+	}
+	return fail(stderr, 1, format, args...)
+}
+
 // run is the whole proxy: it returns the process's exit status. It serves
 // until ctx ends (SIGINT/SIGTERM in main) or, with -stdio, until the client
 // closes stdin.
@@ -204,12 +216,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	al, err := serve.OpenAudit(ctx, ac, logger)
 	if err != nil {
-		return fail(stderr, 1, "%v", err)
+		return failStarting(ctx, stderr, "%v", err)
 	}
 	defer al.Close()
 	outer, closeTelemetry, err := telemetry(ctx, cfg.Telemetry)
 	if err != nil {
-		return fail(stderr, 1, "%v", err)
+		return failStarting(ctx, stderr, "%v", err)
 	}
 	defer closeTelemetry(logger)
 
@@ -239,7 +251,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	up, err := startUpstream(cfg.Upstream, client, logger, stderr, onStart, p.sawProgress)
 	if err != nil {
-		return fail(stderr, 1, "the upstream %s did not start: %v", describeUpstream(cfg.Upstream), err)
+		return failStarting(ctx, stderr, "the upstream %s did not start: %v", describeUpstream(cfg.Upstream), err)
 	}
 	p.up = up
 	defer up.Close()
