@@ -136,7 +136,6 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	return cfg, nil
 }
 
-// fail prints the one-line error the operator reads, and returns the status.
 // failStarting reports a startup step's error, unless SIGINT or SIGTERM
 // came first: the listener is open before the audit store, so a client (or
 // a test) can see the port and stop the server while the store is still
@@ -149,6 +148,7 @@ func failStarting(ctx context.Context, stderr io.Writer, err error) int {
 	return fail(stderr, 1, "%v", err)
 }
 
+// fail prints the one-line error the operator reads, and returns the status.
 func fail(stderr io.Writer, code int, format string, args ...any) int {
 	msg := fmt.Sprintf(format, args...)
 	msg = strings.Join(strings.Fields(msg), " ") // one line, whatever the cause's text holds
