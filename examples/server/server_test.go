@@ -700,6 +700,7 @@ func TestSignalWhileStarting(t *testing.T) {
 			assert.Equal(t, 0, code, "a signal during startup is the stop asked for; stderr:\n%s", errb.String())
 			assert.NotContains(t, errb.String(), "context canceled", "the cancelled open is not reported as a failure")
 			assert.NotContains(t, errb.String(), "cannot open", "the cancelled open is not reported as a failure")
+			assert.Contains(t, errb.String(), "stopped while starting", "the operator is told why it stopped")
 		})
 	}
 }
