@@ -50,6 +50,28 @@ func Kit() toolmwtest.Kit[*server.MCPServer, *mcp.CallToolResult] {
 	}
 }
 
+// StdioClient serves s with mcp-go's stdio server over a pair of pipes
+// and returns mcp-go's client on their other ends, not yet started; every
+// byte the server writes is copied to tee. stop ends the server and
+// closes the pipes; call it after the client's Close.
+func StdioClient(s *server.MCPServer, tee io.Writer) (c *client.Client, stop func()) {
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	ss := server.NewStdioServer(s)
+	ss.SetErrorLogger(log.New(io.Discard, "", 0))
+	lctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = ss.Listen(lctx, serverIn, serverOut) }()
+	stop = func() {
+		cancel()
+		_ = serverIn.Close()
+		_ = serverOut.Close()
+		_ = clientIn.Close()
+		<-done
+	}
+	return client.NewClient(transport.NewIO(io.TeeReader(clientIn, tee), clientOut, io.NopCloser(strings.NewReader("")))), stop
+}
+
 // connect serves s over tr and connects mcp-go's client to it.
 func connect(ctx context.Context, s *server.MCPServer, wrap func(http.Handler) http.Handler, tr toolmwtest.Transport) (toolmwtest.Conn, error) {
 	rec := new(toolmwtest.Recorder)
@@ -73,21 +95,7 @@ func connect(ctx context.Context, s *server.MCPServer, wrap func(http.Handler) h
 		stop = func() { sse.CloseSessions(); srv.Close() }
 		c, err = client.NewSSEMCPClient(srv.URL+"/sse", transport.WithHTTPClient(hc))
 	case toolmwtest.Stdio.String():
-		clientIn, serverOut := io.Pipe()
-		serverIn, clientOut := io.Pipe()
-		ss := server.NewStdioServer(s)
-		ss.SetErrorLogger(log.New(io.Discard, "", 0))
-		lctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = ss.Listen(lctx, serverIn, serverOut) }()
-		stop = func() {
-			cancel()
-			_ = serverIn.Close()
-			_ = serverOut.Close()
-			_ = clientIn.Close()
-			<-done
-		}
-		c = client.NewClient(transport.NewIO(io.TeeReader(clientIn, rec), clientOut, io.NopCloser(strings.NewReader(""))))
+		c, stop = StdioClient(s, rec)
 	default:
 		return toolmwtest.Conn{}, fmt.Errorf("mcpgotest serves no transport %s", tr)
 	}

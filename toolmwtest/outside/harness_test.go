@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +28,7 @@ import (
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
+	"github.com/toolmw/toolmw/toolmwtest/mcpgotest"
 )
 
 // The SDKs and transports every check here runs on: go-sdk and mcp-go,
@@ -323,21 +322,7 @@ func serveMCPGo(t testing.TB, c *conn, tr string, chain middleware.Chain, tools 
 		)
 		switch tr {
 		case "stdio":
-			clientIn, serverOut := io.Pipe()
-			serverIn, clientOut := io.Pipe()
-			ss := mcpgoserver.NewStdioServer(s)
-			ss.SetErrorLogger(log.New(io.Discard, "", 0))
-			lctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() { defer close(done); _ = ss.Listen(lctx, serverIn, serverOut) }()
-			stop = func() {
-				cancel()
-				_ = serverIn.Close()
-				_ = serverOut.Close()
-				_ = clientIn.Close()
-				<-done
-			}
-			cl = mcpgoclient.NewClient(mcpgotransport.NewIO(io.TeeReader(clientIn, c.rec), clientOut, io.NopCloser(strings.NewReader(""))))
+			cl, stop = mcpgotest.StdioClient(s, c.rec)
 		case "sse":
 			cl, err = mcpgoclient.NewSSEMCPClient(url, mcpgotransport.WithHTTPClient(hc))
 		default:
