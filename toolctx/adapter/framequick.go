@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -136,6 +137,13 @@ func (s *scanner) str() (raw []byte, plain, ok bool) {
 		return nil, false, false
 	}
 	start := s.i + 1
+	// Most strings hold no escape: find the closing quote with
+	// bytes.IndexByte, which reads many bytes at a time, and walk byte by
+	// byte only a string with a backslash before its first quote.
+	if q := bytes.IndexByte(s.b[start:], '"'); q >= 0 && bytes.IndexByte(s.b[start:start+q], '\\') < 0 {
+		s.i = start + q + 1
+		return s.b[start : start+q], true, true
+	}
 	plain = true
 	for j := start; j < len(s.b); j++ {
 		switch s.b[j] {

@@ -94,3 +94,20 @@ func TestQuickToolsCallIsSafe(t *testing.T) {
 		assert.Zero(t, testing.AllocsPerRun(1000, func() { g.CheckDecoded(ctx, typical) }), "and is read without allocating by CheckDecoded")
 	}
 }
+
+// BenchmarkGuardToolsCall is the frame guard's check of the tools/call
+// mcp-go's own client sends (v1.2.1, in process: its _meta names the
+// protocol version and the client's capabilities), which every call pays.
+//
+//	go test -run '^$' -bench GuardToolsCall ./toolctx/mcpgo/
+func BenchmarkGuardToolsCall(b *testing.B) {
+	g := adapter.NewFrameGuard(&adapter.Config{Logger: slog.New(slog.DiscardHandler)}, codec)
+	ctx := context.Background()
+	f := []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"arguments":{"q":"hello"},"name":"echo"}}` + "\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if g.CheckDecoded(ctx, f) != nil {
+			b.Fatal("the guard refused the frame mcp-go's client sends")
+		}
+	}
+}
