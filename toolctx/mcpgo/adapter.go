@@ -49,6 +49,7 @@ type call struct {
 	// with stashFor; checked needs no second check.
 	mres, stashFor, checked *mcp.CallToolResult
 	tres, stash             *toolctx.CallResult
+	buf                     resultBuf // the first conversion's memory (convert.go)
 }
 
 func callFrom(ctx context.Context) *call {
@@ -223,7 +224,7 @@ func (e *engine) terminal(ctx context.Context, req *toolctx.Request) *toolctx.Ca
 		}
 		c.checked = r
 	}
-	t := fromMCP(r)
+	t := fromMCPInto(r, &c.buf)
 	c.mres, c.tres = r, t
 	return t
 }
