@@ -125,7 +125,8 @@ func (c *notifierCtx) Value(key any) any {
 }
 
 // WithNotifier returns a copy of ctx that carries n, for the handlers that
-// run with it. Adapters call it for each call; an interceptor that wraps
+// run with it. An adapter carries one for each call (the kit's
+// adapter.Call does, in the call's own context); an interceptor that wraps
 // the Notifier it found passes its own this way. A nil n hides the one ctx
 // carried: [NotifierFrom] then returns a Notifier that sends nothing.
 func WithNotifier(ctx context.Context, n Notifier) context.Context {
