@@ -94,6 +94,10 @@ func (s *scanner) params() bool {
 	})
 }
 
+// maxPlainDigits is the longest number without an exponent that is surely
+// within float64's range (its largest, about 1.8e308, has 309 digits).
+const maxPlainDigits = 308
+
 // scanner walks JSON that json.Valid accepted.
 type scanner struct {
 	b    []byte
@@ -229,12 +233,22 @@ func (s *scanner) skip(depth int) bool {
 	case c == 'n':
 		return s.literal("null")
 	case c == '-' || (c >= '0' && c <= '9'):
-		j := s.i
-		for j < len(s.b) && strings.IndexByte("+-.eE0123456789", s.b[j]) >= 0 {
-			j++
+		j, exp := s.i, false
+		for ; j < len(s.b); j++ {
+			if c := s.b[j]; c == 'e' || c == 'E' {
+				exp = true
+			} else if (c < '0' || c > '9') && c != '-' && c != '+' && c != '.' {
+				break
+			}
 		}
-		_, err := strconv.ParseFloat(unsafe.String(&s.b[s.i], j-s.i), 64)
+		n := j - s.i
 		s.i = j
+		if !exp && n <= maxPlainDigits {
+			// Without an exponent, a number of fewer digits than float64's
+			// largest has is within its range: no need to parse it.
+			return true
+		}
+		_, err := strconv.ParseFloat(unsafe.String(&s.b[j-n], n), 64)
 		return err == nil
 	}
 	return false
