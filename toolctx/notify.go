@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/toolmw/toolmw/internal/notifykey"
 )
 
 // Notifier sends notifications about one tool call to the client that made
@@ -105,7 +107,9 @@ type LogOptions struct {
 // its response.
 var ErrCallEnded = errors.New("toolctx: the tool call has ended; nothing more is sent about it")
 
-type notifierKey struct{}
+// notifierKey is shared with the adapters' call context (see
+// internal/notifykey).
+type notifierKey = notifykey.Key
 
 // notifierCtx carries a Notifier in one allocation.
 type notifierCtx struct {
@@ -121,7 +125,8 @@ func (c *notifierCtx) Value(key any) any {
 }
 
 // WithNotifier returns a copy of ctx that carries n, for the handlers that
-// run with it. Adapters call it for each call; an interceptor that wraps
+// run with it. An adapter carries one for each call (the kit's
+// adapter.Call does, in the call's own context); an interceptor that wraps
 // the Notifier it found passes its own this way. A nil n hides the one ctx
 // carried: [NotifierFrom] then returns a Notifier that sends nothing.
 func WithNotifier(ctx context.Context, n Notifier) context.Context {
@@ -132,8 +137,13 @@ func WithNotifier(ctx context.Context, n Notifier) context.Context {
 // (the handler runs outside an adapter, in a test say), one that sends
 // nothing and returns nil. It never returns nil.
 func NotifierFrom(ctx context.Context) Notifier {
-	if c, ok := ctx.Value(notifierKey{}).(*notifierCtx); ok && c.n != nil {
-		return c.n
+	switch v := ctx.Value(notifierKey{}).(type) {
+	case *notifierCtx:
+		if v.n != nil {
+			return v.n
+		}
+	case Notifier: // an adapter's call context carries its Notifier itself
+		return v
 	}
 	return noNotifier{}
 }

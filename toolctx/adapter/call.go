@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/internal/contain"
+	"github.com/toolmw/toolmw/internal/notifykey"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -49,7 +50,8 @@ type Call[W any] struct {
 	codec    Codec[W]
 	notifier notifier
 
-	// The contained run (run): its handler, answer and end.
+	// The contained run (run): its context, handler, answer and end.
+	chain     chainContext[W]
 	h         toolctx.Handler
 	out       W
 	answering bool
@@ -79,6 +81,7 @@ type Call[W any] struct {
 // answered with the internal failure of that reason.
 func (c *Call[W]) Serve(ctx context.Context, cfg *Config, h toolctx.Handler, codec Codec[W], s Sender) W {
 	c.cfg, c.ctx, c.codec, c.notifier.s, c.h = cfg, ctx, codec, s, h
+	c.chain = chainContext[W]{Context: ctx, c: c}
 	contain.Do((*served[W])(c)) // c holds what run needs; converted, not a method value, which allocates
 	// The chain has returned: nothing more is sent about the call (a
 	// goroutine the handler left behind gets toolctx.ErrCallEnded).
@@ -105,10 +108,31 @@ func (s *served[W]) Run() { (*Call[W])(s).run() }
 // run is Serve's contained function (see Run).
 func (c *Call[W]) run() {
 	defer c.esc.catch()
-	res := c.h.CallTool(toolctx.WithNotifier(WithResultChecker(c.ctx, c), &c.notifier), &c.Request)
+	res := c.h.CallTool(&c.chain, &c.Request)
 	c.answering = true
 	c.out = c.answer(res)
 	c.esc.returned = true
+}
+
+// chainContext is the context a served call's chain runs in: the SDK's
+// (Serve's ctx), carrying the call as its [ResultChecker] and its
+// [toolctx.Notifier], as [WithResultChecker] and [toolctx.WithNotifier]
+// would, in no allocation of its own (it is part of the Call).
+type chainContext[W any] struct {
+	context.Context
+	c *Call[W]
+}
+
+// Value answers Sendable's key and toolctx's Notifier key (see
+// internal/notifykey), and defers to the SDK's context otherwise.
+func (x *chainContext[W]) Value(key any) any {
+	switch key.(type) {
+	case resultCheckerKey:
+		return x.c
+	case notifykey.Key:
+		return &x.c.notifier
+	}
+	return x.Context.Value(key)
 }
 
 // Observe runs h for a call the SDK has answered already (it rejected the

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -93,6 +94,10 @@ func (s *scanner) params() bool {
 	})
 }
 
+// maxPlainDigits is the longest number without an exponent that is surely
+// within float64's range (its largest, about 1.8e308, has 309 digits).
+const maxPlainDigits = 308
+
 // scanner walks JSON that json.Valid accepted.
 type scanner struct {
 	b    []byte
@@ -136,6 +141,13 @@ func (s *scanner) str() (raw []byte, plain, ok bool) {
 		return nil, false, false
 	}
 	start := s.i + 1
+	// Most strings hold no escape: find the closing quote with
+	// bytes.IndexByte, which reads many bytes at a time, and walk byte by
+	// byte only a string with a backslash before its first quote.
+	if q := bytes.IndexByte(s.b[start:], '"'); q >= 0 && bytes.IndexByte(s.b[start:start+q], '\\') < 0 {
+		s.i = start + q + 1
+		return s.b[start : start+q], true, true
+	}
 	plain = true
 	for j := start; j < len(s.b); j++ {
 		switch s.b[j] {
@@ -221,12 +233,22 @@ func (s *scanner) skip(depth int) bool {
 	case c == 'n':
 		return s.literal("null")
 	case c == '-' || (c >= '0' && c <= '9'):
-		j := s.i
-		for j < len(s.b) && strings.IndexByte("+-.eE0123456789", s.b[j]) >= 0 {
-			j++
+		j, exp := s.i, false
+		for ; j < len(s.b); j++ {
+			if c := s.b[j]; c == 'e' || c == 'E' {
+				exp = true
+			} else if (c < '0' || c > '9') && c != '-' && c != '+' && c != '.' {
+				break
+			}
 		}
-		_, err := strconv.ParseFloat(unsafe.String(&s.b[s.i], j-s.i), 64)
+		n := j - s.i
 		s.i = j
+		if !exp && n <= maxPlainDigits {
+			// Without an exponent, a number of fewer digits than float64's
+			// largest has is within its range: no need to parse it.
+			return true
+		}
+		_, err := strconv.ParseFloat(unsafe.String(&s.b[j-n], n), 64)
 		return err == nil
 	}
 	return false

@@ -41,7 +41,9 @@ func (c *resultCheckContext) Value(key any) any {
 }
 
 // WithResultChecker returns a copy of ctx that carries rc, for [Sendable].
-// Adapters call it once per call; a nil rc returns ctx.
+// [Call.Serve] carries its call as the checker without it (in the call's
+// own context); an adapter that does not serve through Call calls it once
+// per call. A nil rc returns ctx.
 func WithResultChecker(ctx context.Context, rc ResultChecker) context.Context {
 	if rc == nil {
 		return ctx

@@ -38,6 +38,7 @@ type callKey struct{}
 // call is one tool call, in the chain's context under callKey.
 type call struct {
 	adapter.Call[*mcp.CallToolResult]
+	ctx    callContext // the served call's context, carrying it (serve)
 	e      *engine
 	mreq   mcp.CallToolRequest
 	next   server.ToolHandlerFunc
@@ -49,6 +50,22 @@ type call struct {
 	// with stashFor; checked needs no second check.
 	mres, stashFor, checked *mcp.CallToolResult
 	tres, stash             *toolctx.CallResult
+	buf                     resultBuf // the first conversion's memory (convert.go)
+}
+
+// callContext is a context that carries a call under callKey, as
+// context.WithValue would, in no allocation of its own (it is part of the
+// call).
+type callContext struct {
+	context.Context
+	c *call
+}
+
+func (x *callContext) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return x.c
+	}
+	return x.Context.Value(key)
 }
 
 func callFrom(ctx context.Context) *call {
@@ -144,7 +161,8 @@ func (e *engine) middleware() server.ToolHandlerMiddleware {
 func (e *engine) serve(ctx context.Context, c *call, taskID string) *mcp.CallToolResult {
 	fillRequest(&c.Request, ctx, &c.mreq, e.cfg.Transport)
 	c.Request.TaskID = taskID
-	return c.Serve(context.WithValue(ctx, callKey{}, c), e.cfg, e.handler, c, &c.sender)
+	c.ctx = callContext{Context: ctx, c: c}
+	return c.Serve(&c.ctx, e.cfg, e.handler, c, &c.sender)
 }
 
 // Encode implements adapter.Codec: res's public fields, or the very result
@@ -223,7 +241,7 @@ func (e *engine) terminal(ctx context.Context, req *toolctx.Request) *toolctx.Ca
 		}
 		c.checked = r
 	}
-	t := fromMCP(r)
+	t := fromMCPInto(r, &c.buf)
 	c.mres, c.tres = r, t
 	return t
 }

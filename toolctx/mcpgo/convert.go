@@ -119,16 +119,49 @@ func contentToMCP(cs []toolctx.Content) []mcp.Content {
 
 // fromMCP converts mcp-go's result for the chain, leaving out content kinds
 // toolctx does not model (an unreplaced success is sent as it was).
-func fromMCP(r *mcp.CallToolResult) *toolctx.CallResult {
+func fromMCP(r *mcp.CallToolResult) *toolctx.CallResult { return fromMCPInto(r, nil) }
+
+// resultBuf is the memory of one converted result, held in the call: a
+// result of one text block, what most tools return, then costs the call no
+// allocation of its own (three otherwise: the result, its content and the
+// block). A buf is used once: a result the chain holds is never written
+// again.
+type resultBuf struct {
+	res     toolctx.CallResult
+	text    toolctx.Text
+	content [1]toolctx.Content
+	used    bool
+}
+
+// fromMCPInto is fromMCP into buf's memory, when buf is not nil and not
+// used yet.
+func fromMCPInto(r *mcp.CallToolResult, buf *resultBuf) *toolctx.CallResult {
+	if buf != nil && buf.used {
+		buf = nil
+	}
 	if r.NeedsInput() && !r.IsError {
 		return &toolctx.CallResult{InputRequired: inputRequiredFromMCP(r), Meta: metaMap(r.Meta)}
 	}
-	out := &toolctx.CallResult{IsError: r.IsError, StructuredContent: r.StructuredContent}
+	var out *toolctx.CallResult
+	if buf != nil {
+		buf.used = true
+		out = &buf.res
+	} else {
+		out = new(toolctx.CallResult)
+	}
+	out.IsError, out.StructuredContent = r.IsError, r.StructuredContent
 	if r.StructuredContent == nil && len(r.RawStructuredContent) > 0 {
 		out.StructuredContent = r.RawStructuredContent
 	}
 	if r.Meta != nil {
 		out.Meta = metaMap(r.Meta)
+	}
+	if len(r.Content) == 1 && buf != nil {
+		if tc := textFromMCP(r.Content[0], &buf.text); tc != nil {
+			buf.content[0] = tc
+			out.Content = buf.content[:1:1]
+			return out
+		}
 	}
 	if len(r.Content) > 0 {
 		out.Content = make([]toolctx.Content, 0, len(r.Content))
@@ -139,6 +172,23 @@ func fromMCP(r *mcp.CallToolResult) *toolctx.CallResult {
 		}
 	}
 	return out
+}
+
+// textFromMCP is contentFromMCP for a text block, written into dst; nil
+// for any other block.
+func textFromMCP(c mcp.Content, dst *toolctx.Text) toolctx.Content {
+	var t *mcp.TextContent
+	switch c := c.(type) {
+	case mcp.TextContent:
+		t = &c
+	case *mcp.TextContent:
+		t = c
+	}
+	if t == nil {
+		return nil
+	}
+	*dst = toolctx.Text{Text: t.Text, Annotations: annotationsFromMCP(t.Annotated), Meta: metaMap(t.Meta)}
+	return dst
 }
 
 func contentFromMCP(c mcp.Content) toolctx.Content {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -86,11 +87,46 @@ func TestQuickToolsCallIsSafe(t *testing.T) {
 			assert.NoError(t, json.Unmarshal([]byte(f), &req), "CheckDecoded passed %s, which mcp-go does not decode", f)
 		}
 	}
+	// Around float64's largest (about 1.8e308, 309 digits): a number
+	// without an exponent of up to 308 digits is in range unparsed, any
+	// longer one is parsed.
+	nines := func(n int) string { return strings.Repeat("9", n) }
+	withArg := func(num string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"n":` + num + `}}}`
+	}
+	for num, ok := range map[string]bool{
+		nines(308): true, "-" + nines(308): true, "1" + strings.Repeat("0", 308): true, nines(307) + ".9": true,
+		nines(309): false, "-" + nines(309): false, nines(309) + ".5": false, "2" + strings.Repeat("0", 308): false,
+		"1e308": true, "1e309": false, "-1.5E+309": false, "1e-400": true,
+	} {
+		f := []byte(withArg(num))
+		var req mcp.CallToolRequest
+		assert.Equal(t, ok, json.Unmarshal(f, &req) == nil, "mcp-go decodes %s", num)
+		assert.Equal(t, ok, g.CheckDecoded(ctx, f) == nil, "CheckDecoded passes %s", num)
+		assert.Equal(t, ok, g.CheckMessage(ctx, f) == nil, "CheckMessage passes %s", num)
+	}
 	typical := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello","n":3,"ok":true,"list":[1.5,null]},"_meta":{"progressToken":"p1"}}}`)
 	assert.Nil(t, g.CheckMessage(ctx, typical), "the shape clients send passes")
 	assert.Nil(t, g.CheckDecoded(ctx, typical), "the shape clients send passes CheckDecoded")
 	if !raceEnabled {
 		assert.Zero(t, testing.AllocsPerRun(1000, func() { g.CheckMessage(ctx, typical) }), "and is read without allocating")
 		assert.Zero(t, testing.AllocsPerRun(1000, func() { g.CheckDecoded(ctx, typical) }), "and is read without allocating by CheckDecoded")
+	}
+}
+
+// BenchmarkGuardToolsCall is the frame guard's check of the tools/call
+// mcp-go's own client sends (v1.2.1, in process: its _meta names the
+// protocol version and the client's capabilities), which every call pays.
+//
+//	go test -run '^$' -bench GuardToolsCall ./toolctx/mcpgo/
+func BenchmarkGuardToolsCall(b *testing.B) {
+	g := adapter.NewFrameGuard(&adapter.Config{Logger: slog.New(slog.DiscardHandler)}, codec)
+	ctx := context.Background()
+	f := []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"arguments":{"q":"hello"},"name":"echo"}}` + "\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if g.CheckDecoded(ctx, f) != nil {
+			b.Fatal("the guard refused the frame mcp-go's client sends")
+		}
 	}
 }

@@ -83,9 +83,9 @@ func middleware(m toolctx.Middleware, cache bool, cfg *adapter.Config) mcp.Middl
 				return next(ctx, method, req)
 			}
 			c := &call{sdk: sreq, cfg: cfg, sender: sender{sdkCtx: ctx, sreq: sreq}}
-			chainCtx := context.WithValue(fill(cfg, ctx, &c.Request, sreq), callKey{}, c)
+			c.ctx = callContext{Context: fill(cfg, ctx, &c.Request, sreq), c: c}
 			c.hidden = cfg.Hidden(&c.Request)
-			r := c.Serve(chainCtx, cfg, h, c, &c.sender)
+			r := c.Serve(&c.ctx, cfg, h, c, &c.sender)
 			if r.proto != nil {
 				return nil, r.proto
 			}
@@ -96,10 +96,26 @@ func middleware(m toolctx.Middleware, cache bool, cfg *adapter.Config) mcp.Middl
 
 type callKey struct{}
 
+// callContext is a context that carries a call under callKey, as
+// context.WithValue would, in no allocation of its own (it is part of the
+// call).
+type callContext struct {
+	context.Context
+	c *call
+}
+
+func (x *callContext) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return x.c
+	}
+	return x.Context.Value(key)
+}
+
 type invocationKey struct{}
 
 type call struct {
 	adapter.Call[reply]
+	ctx    callContext // the chain's context, carrying the call
 	cfg    *adapter.Config
 	sdk    *mcp.CallToolRequest
 	sender sender
