@@ -440,7 +440,8 @@ func TestStreamableHTTP(t *testing.T) {
 			// this test flaky; the delayed POST below makes it certain
 			// with the stream on. TestShutdownCancelsLateCalls keeps a
 			// client with the stream.
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+			st := &starts{}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, st.options()).Connect(context.Background(),
 				&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, DisableStandaloneSSE: true,
 					HTTPClient: &http.Client{Transport: captureRT{c: wire, delayPOST: &delayPOST}}}, nil)
 			require.NoError(t, err)
@@ -461,13 +462,20 @@ func TestStreamableHTTP(t *testing.T) {
 			delayPOST.Store(int64(500 * time.Millisecond))
 			inflight := make(chan error, 1)
 			go func() {
-				res, err := call(t, cs, "slow", map[string]any{"seconds": 0.5})
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				res, err := callSlow(ctx, cs, "inflight", 0.5)
 				if err == nil && res.IsError {
 					err = fmt.Errorf("in-flight call failed: %s", text(res))
 				}
 				inflight <- err
 			}()
-			time.Sleep(150 * time.Millisecond)
+			// SIGINT once the call runs (sooner, it might not have
+			// reached the server). Its start is heard on its POST's
+			// response, which the slow network hands over late: the call
+			// may then have ended on the server, its response still in
+			// transit, which the shutdown waits for too.
+			st.wait(t, "inflight")
 			require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
 			require.NoError(t, <-inflight, "the in-flight call finished during shutdown")
 			want = append(want, expectRow{"slow", "ok", "", ""})
