@@ -86,14 +86,17 @@ func addTools(s *mcp.Server) error {
 	search := func(ctx context.Context, req *toolctx.Request, in searchIn) (searchOut, error) {
 		return searchOut{Hits: []string{in.Query + " (1)", in.Query + " (2)"}}, nil
 	}
-	// export takes a millisecond per 1,000 rows and honours its context.
+	// export hands the rows to a backend that takes a batch of up to
+	// 10,000 rows at once; a larger export waits for a bulk job that this
+	// demo never finishes (in production, minutes), so only the Timeout
+	// ends it. It honours its context. Neither depends on how fast the
+	// machine is: no sleep races the deadline.
 	export := func(ctx context.Context, req *toolctx.Request, in exportIn) (exportOut, error) {
-		select {
-		case <-time.After(time.Duration(in.Rows) * time.Microsecond):
+		if in.Rows <= 10000 {
 			return exportOut{Exported: in.Rows}, nil
-		case <-ctx.Done():
-			return exportOut{}, ctx.Err()
 		}
+		<-ctx.Done()
+		return exportOut{}, ctx.Err()
 	}
 	// logs returns more than the result limit, with a credential in it.
 	logs := toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
@@ -157,8 +160,8 @@ func run(ctx context.Context, out io.Writer) error {
 		{"purge", map[string]any{}},                    // no identity, and purge needs the admin scope
 		{"logs", map[string]any{}},                     // scrubbed, then truncated
 		{"fetch", map[string]any{}},                    // unavailable once, retried
-		{"export", map[string]any{"rows": 1000}},       // 1ms: well within the timeout, on a busy machine too
-		{"export", map[string]any{"rows": 5000000}},    // 5s: past the 1s timeout
+		{"export", map[string]any{"rows": 1000}},       // one batch: answered at once
+		{"export", map[string]any{"rows": 5000000}},    // a bulk job: past the 1s timeout
 	}
 	for _, c := range calls {
 		args, _ := json.Marshal(c.args)

@@ -440,7 +440,8 @@ func TestStreamableHTTP(t *testing.T) {
 			// this test flaky; the delayed POST below makes it certain
 			// with the stream on. TestShutdownCancelsLateCalls keeps a
 			// client with the stream.
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+			st := &starts{}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, st.options()).Connect(context.Background(),
 				&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, DisableStandaloneSSE: true,
 					HTTPClient: &http.Client{Transport: captureRT{c: wire, delayPOST: &delayPOST}}}, nil)
 			require.NoError(t, err)
@@ -461,13 +462,20 @@ func TestStreamableHTTP(t *testing.T) {
 			delayPOST.Store(int64(500 * time.Millisecond))
 			inflight := make(chan error, 1)
 			go func() {
-				res, err := call(t, cs, "slow", map[string]any{"seconds": 0.5})
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				res, err := callSlow(ctx, cs, "inflight", 0.5)
 				if err == nil && res.IsError {
 					err = fmt.Errorf("in-flight call failed: %s", text(res))
 				}
 				inflight <- err
 			}()
-			time.Sleep(150 * time.Millisecond)
+			// SIGINT once the call runs (sooner, it might not have
+			// reached the server). Its start is heard on its POST's
+			// response, which the slow network hands over late: the call
+			// may then have ended on the server, its response still in
+			// transit, which the shutdown waits for too.
+			st.wait(t, "inflight")
 			require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
 			require.NoError(t, <-inflight, "the in-flight call finished during shutdown")
 			want = append(want, expectRow{"slow", "ok", "", ""})
@@ -524,6 +532,12 @@ func TestStdio(t *testing.T) {
 // signals and waits for the process.
 func startStdio(t *testing.T, wire io.Writer, args ...string) (*exec.Cmd, *mcp.ClientSession, *capture) {
 	t.Helper()
+	return startStdioWith(t, nil, wire, args...)
+}
+
+// startStdioWith is startStdio with a client of the given options.
+func startStdioWith(t *testing.T, opts *mcp.ClientOptions, wire io.Writer, args ...string) (*exec.Cmd, *mcp.ClientSession, *capture) {
+	t.Helper()
 	cmd := exec.Command(serverBin, args...)
 	stderr := &capture{}
 	cmd.Stderr = stderr
@@ -533,10 +547,59 @@ func startStdio(t *testing.T, wire io.Writer, args ...string) (*exec.Cmd, *mcp.C
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, opts).Connect(context.Background(),
 		&mcp.IOTransport{Reader: io.NopCloser(io.TeeReader(stdout, wire)), Writer: stdin}, nil)
 	require.NoError(t, err)
 	return cmd, cs, stderr
+}
+
+// starts tells when slow calls have started on the server: the slow tool
+// reports progress 0 as it starts, to a client that gave a progress token.
+type starts struct {
+	mu  sync.Mutex
+	got map[string]chan struct{} // by progress token, closed at its first report
+}
+
+func (s *starts) ch(token string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.got == nil {
+		s.got = map[string]chan struct{}{}
+	}
+	c, ok := s.got[token]
+	if !ok {
+		c = make(chan struct{})
+		s.got[token] = c
+	}
+	return c
+}
+
+// options are the client's: its progress handler marks the starts.
+func (s *starts) options() *mcp.ClientOptions {
+	var once sync.Map
+	return &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		token := fmt.Sprint(r.Params.ProgressToken)
+		if _, done := once.LoadOrStore(token, true); !done {
+			close(s.ch(token))
+		}
+	}}
+}
+
+// wait waits until the call with the progress token has started, failing
+// after a generous bound.
+func (s *starts) wait(t *testing.T, token string) {
+	t.Helper()
+	select {
+	case <-s.ch(token):
+	case <-time.After(time.Minute):
+		t.Fatalf("the slow call %q never started", token)
+	}
+}
+
+// callSlow calls the slow tool for seconds with a progress token, so that
+// starts hears when it runs.
+func callSlow(ctx context.Context, cs *mcp.ClientSession, token string, seconds float64) (*mcp.CallToolResult, error) {
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": seconds}, Meta: mcp.Meta{"progressToken": token}})
 }
 
 // Over stdio with every byte the server wrote captured: the tour, then
@@ -560,24 +623,26 @@ func TestStdioSIGINT(t *testing.T) {
 // and every call has its row.
 func TestStdioShutdownWaitsForCalls(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "audit.db")
-	cmd, cs, stderr := startStdio(t, io.Discard, "-stdio", "-audit-db", db, "-slow-timeout", "1m", "-shutdown-timeout", "1500ms")
+	st := &starts{}
+	cmd, cs, stderr := startStdioWith(t, st.options(), io.Discard, "-stdio", "-audit-db", db, "-slow-timeout", "1m", "-shutdown-timeout", "1500ms")
 
 	type outcome struct {
 		res *mcp.CallToolResult
 		err error
 	}
-	call := func(seconds float64) <-chan outcome {
+	call := func(token string, seconds float64) <-chan outcome {
 		out := make(chan outcome, 1)
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": seconds}})
+			res, err := callSlow(ctx, cs, token, seconds)
 			out <- outcome{res, err}
 		}()
 		return out
 	}
-	short, long := call(0.5), call(30)
-	time.Sleep(200 * time.Millisecond) // both calls are running
+	short, long := call("short", 0.5), call("long", 30)
+	st.wait(t, "short") // both calls are running
+	st.wait(t, "long")
 	start := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 
@@ -791,22 +856,23 @@ func TestShutdownCancelsLateCalls(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "audit.db")
 	p := startServer(t, "-addr", "127.0.0.1:0", "-audit-db", db, "-slow-timeout", "1m", "-shutdown-timeout", "300ms")
 	url := serverURL(t, p)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+	st := &starts{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, st.options()).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
 	require.NoError(t, err)
 	defer cs.Close()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"seconds": 30}})
+		res, err := callSlow(ctx, cs, "late", 30)
 		if err == nil {
 			b, _ := json.Marshal(res)
 			assertNoSecrets(t, "late call", string(b))
 		}
 	}()
-	time.Sleep(200 * time.Millisecond)
+	st.wait(t, "late") // the call is running
 	start := time.Now()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	require.Equal(t, 0, p.wait(t), "stderr:\n%s", p.stderr)

@@ -152,12 +152,15 @@ type SlowOut struct {
 const MaxSlowSeconds = 3600
 
 // slow works for the given time, honouring cancellation; the server's
-// chain gives it a deadline (see -slow-timeout).
+// chain gives it a deadline (see -slow-timeout). As it starts it reports
+// progress 0 ("started"), which a client that gave a progress token hears:
+// it then knows the call is running.
 func slow(ctx context.Context, _ *toolctx.Request, in SlowIn) (SlowOut, error) {
 	if !(in.Seconds >= 0 && in.Seconds <= MaxSlowSeconds) { // NaN fails too
 		return SlowOut{}, errs.InvalidArguments(fmt.Sprintf("seconds: must be between 0 and %d", MaxSlowSeconds)).
 			WithDetail(map[string]any{"field": "seconds"})
 	}
+	_ = toolctx.Progress(ctx, toolctx.ProgressOptions{Progress: 0, Total: in.Seconds, Message: "started"}) // best effort: the work does not depend on it
 	start := time.Now()
 	t := time.NewTimer(time.Duration(in.Seconds * float64(time.Second)))
 	defer t.Stop()
