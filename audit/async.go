@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -581,6 +582,13 @@ func (a *Async) dispatch() {
 	for {
 		select {
 		case <-a.wake:
+			if disk {
+				// A group commit's window: the calls that are about to emit
+				// (runnable, or running on the other core) get to queue
+				// their rows before the sync, which they then share, instead
+				// of waiting for this one and then syncing on their own.
+				runtime.Gosched()
+			}
 			for fill(); full; fill() {
 				flush()
 			}
