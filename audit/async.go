@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -68,6 +69,13 @@ const (
 	// queued with it). A response the handler flushed before returning
 	// (a stream) has reached the client already; its row is durable
 	// before the stream's end.
+	//
+	// A group commit the spool cannot take (an I/O error, the spool or
+	// the disk full) is written to the store before its Emits return.
+	// Only rows neither takes are answered without being durable: they go
+	// to the Fallback sink (or are dropped, the spool being full) and are
+	// counted in [Stats].NotDurable and logged, as is a row Emit cannot
+	// queue (the queue full under Drop) or emits after Close.
 	DurabilityDisk
 )
 
@@ -175,6 +183,12 @@ type Stats struct {
 	// Dropped is how many rows were lost: the queue or the spool was full,
 	// or the fallback failed too. Drops are logged.
 	Dropped uint64
+	// NotDurable is how many rows, with [DurabilityDisk], Emit returned
+	// without having made durable: neither the spool nor the store could
+	// take them (each went to the fallback sink, or was dropped, and counts
+	// there too), or the queue was full, or the writer was closed. Their
+	// calls were answered without a row a crash would keep. Logged.
+	NotDurable uint64
 	// Queued is how many rows wait in the queue now.
 	Queued int
 	// SpoolRows is how many rows wait in the spool now.
@@ -189,6 +203,7 @@ func (s Stats) LogValue() slog.Value {
 		slog.Uint64("written", s.Written), slog.Uint64("spooled", s.Spooled),
 		slog.Uint64("replayed", s.Replayed), slog.Uint64("retried", s.Retried),
 		slog.Uint64("fallback", s.Fallback), slog.Uint64("refused", s.Refused), slog.Uint64("dropped", s.Dropped),
+		slog.Uint64("not_durable", s.NotDurable),
 		slog.Int("queued", s.Queued), slog.Int("spool_rows", s.SpoolRows), slog.Int64("spool_bytes", s.SpoolBytes))
 }
 
@@ -224,9 +239,11 @@ type Async struct {
 	once     sync.Once
 	closeErr error
 	waiters  sync.Pool
-	run      *runner // the sink calls of the writer and the dispatcher
+	run      *runner    // the sink calls of the writer and the dispatcher
+	sinkMu   sync.Mutex // held for each call into sink (see writePart)
 
 	written, spooled, replayed, retried, fallback, refused, dropped atomic.Uint64
+	notDurable                                                      atomic.Uint64
 	droppedLogged                                                   uint64 // the dispatcher's
 	spoolFailing                                                    atomic.Bool
 }
@@ -331,6 +348,7 @@ func (a *Async) emit(ctx context.Context, r *Record) {
 		a.inflight.Add(-1)
 		if done != nil {
 			a.waiters.Put(done)
+			a.notDurable.Add(1)
 		}
 		a.lateRow(ctx, *r)
 		return
@@ -345,6 +363,9 @@ func (a *Async) emit(ctx context.Context, r *Record) {
 		queuedOK = a.cfg.Policy == Block && a.blockPush(r, done)
 		if !queuedOK {
 			a.dropped.Add(1)
+			if done != nil {
+				a.notDurable.Add(1)
+			}
 		}
 	}
 	a.inflight.Add(-1)
@@ -471,7 +492,7 @@ func (a *Async) Stats() Stats {
 	st := Stats{
 		Written: a.written.Load(), Spooled: a.spooled.Load(), Replayed: a.replayed.Load(),
 		Retried: a.retried.Load(), Fallback: a.fallback.Load(), Refused: a.refused.Load(), Dropped: a.dropped.Load(),
-		Queued: a.q.len(),
+		NotDurable: a.notDurable.Load(), Queued: a.q.len(),
 	}
 	if a.spool != nil {
 		st.SpoolRows, st.SpoolBytes = a.spool.Rows(), a.spool.Size()
@@ -561,6 +582,13 @@ func (a *Async) dispatch() {
 	for {
 		select {
 		case <-a.wake:
+			if disk {
+				// A group commit's window: the calls that are about to emit
+				// (runnable, or running on the other core) get to queue
+				// their rows before the sync, which they then share, instead
+				// of waiting for this one and then syncing on their own.
+				runtime.Gosched()
+			}
 			for fill(); full; fill() {
 				flush()
 			}
@@ -637,17 +665,51 @@ func (a *Async) handOff(batch []Record, waiters []chan struct{}) {
 		spooled, err = a.spoolKept(batch, func(recs []Record) error {
 			return a.spool.addPart(recs, a.cfg.BatchSize) // a group commit
 		})
+		if err != nil && len(spooled) > 0 {
+			// The spool failed or is full: the calls wait for the store
+			// instead, and what it does not take is not durable.
+			spooled = a.storeNow(spooled, err)
+		}
 	} else {
 		var id BatchID
 		if id, err = a.spool.nextID(); err == nil {
 			spooled, err = a.spoolAdd(id, batch, false)
 		}
 	}
-	a.spooledOrLost(spooled, err)
+	if len(spooled) > 0 {
+		a.spooledOrLost(spooled, err)
+	}
 	a.recycle(batch) // the spool keeps a copy
 	for _, w := range waiters {
 		w <- struct{}{}
 	}
+}
+
+// storeNow writes a group commit the spool could not take (cause) to the
+// store, once, before its calls' Emit return: with [DurabilityDisk] a row
+// in the store is as durable as one in the spool. It returns the rows the
+// store did not take either (nil when it took them all), which are counted
+// as not durable and logged: their calls are answered without a row a
+// crash would keep.
+func (a *Async) storeNow(rows []Record, cause error) []Record {
+	var idp *BatchID
+	if id, err := a.spool.nextID(); err == nil {
+		idp = &id // written once, whatever a retry of a lost commit does
+	}
+	left := wholeBatch(len(rows))
+	_, err := a.writeParts(&left, rows, idp, false)
+	if err == nil {
+		a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelWarn,
+			"toolmw/audit: the spool cannot take a group commit; its rows were written to the store before their calls were answered",
+			slog.Int("rows", len(rows)), slog.String("error", cause.Error()))
+		return nil
+	}
+	rest := left.of(rows)
+	a.notDurable.Add(uint64(len(rest)))
+	a.cfg.FallbackLogger.LogAttrs(context.Background(), slog.LevelError,
+		"toolmw/audit: AUDIT ROWS NOT DURABLE: neither the spool nor the store took them; their calls are answered without them",
+		slog.Int("rows", len(rest)), slog.String("spool_error", cause.Error()), slog.String("store_error", err.Error()))
+	return rest
 }
 
 // spoolAdd adds batch to the spool and returns the rows it spooled. A row
@@ -777,7 +839,7 @@ func (a *Async) replay(e *entry, recs []Record, closing bool) bool {
 	sawRefusal := false
 	for attempt := 0; ; attempt++ {
 		refused := a.refused.Load()
-		answered, err := a.writeParts(&left, recs, &id)
+		answered, err := a.writeParts(&left, recs, &id, true)
 		if answered {
 			wait = a.cfg.Backoff // the sink answers: a new outage backs off from the start
 		}
@@ -836,6 +898,19 @@ type parts []part
 
 func wholeBatch(n int) parts { return parts{{0, n}} }
 
+// of returns the rows of batch that p holds, in the batch's order: batch
+// itself when p is the whole of it.
+func (p parts) of(batch []Record) []Record {
+	if len(p) == 1 && p[0] == (part{0, len(batch)}) {
+		return batch
+	}
+	rest := make([]Record, 0, p.rows())
+	for i := len(p) - 1; i >= 0; i-- {
+		rest = append(rest, batch[p[i].lo:p[i].hi]...)
+	}
+	return rest
+}
+
 // rows counts the rows left.
 func (p parts) rows() int {
 	n := 0
@@ -850,9 +925,9 @@ func (p parts) rows() int {
 // fails for another reason than the data: it then returns that error, and
 // left holds what is still to write. answered reports whether the sink
 // took or refused a part before that (the outage is new: the caller's
-// retries start again). id numbers a batch from the spool (whose rows
-// count as replayed); nil for one written directly.
-func (a *Async) writeParts(left *parts, batch []Record, id *BatchID) (answered bool, err error) {
+// retries start again). id numbers the batch (nil: not numbered); replay
+// says it comes from the spool, and its rows count as replayed.
+func (a *Async) writeParts(left *parts, batch []Record, id *BatchID, replay bool) (answered bool, err error) {
 	for ; len(*left) > 0; answered = true {
 		top := len(*left) - 1
 		p := (*left)[top]
@@ -862,7 +937,7 @@ func (a *Async) writeParts(left *parts, batch []Record, id *BatchID) (answered b
 		case err == nil:
 			*left = (*left)[:top]
 			a.written.Add(uint64(len(rows)))
-			if id != nil {
+			if replay {
 				a.replayed.Add(uint64(len(rows)))
 			}
 		case !errors.Is(err, ErrRowRefused):
@@ -881,8 +956,12 @@ func (a *Async) writeParts(left *parts, batch []Record, id *BatchID) (answered b
 
 // writePart makes one attempt to write rows, which start at index first
 // of the batch id numbers (nil: a batch not numbered), bounded by
-// WriteTimeout.
+// WriteTimeout. The writer calls it, and the dispatcher when the spool
+// fails under DurabilityDisk (storeNow): sinkMu keeps their calls apart,
+// since a Sink is called from one goroutine at a time.
 func (a *Async) writePart(id *BatchID, first int, rows []Record) error {
+	a.sinkMu.Lock()
+	defer a.sinkMu.Unlock()
 	ctx, cancel := context.WithTimeout(a.runCtx, a.cfg.WriteTimeout)
 	defer cancel()
 	if id != nil && a.onceSink != nil {
@@ -934,7 +1013,7 @@ func (a *Async) writeDirect(batch []Record) {
 	var err error
 	for attempt := 0; a.runCtx.Err() == nil; attempt++ {
 		var answered bool
-		if answered, err = a.writeParts(&left, batch, nil); err == nil {
+		if answered, err = a.writeParts(&left, batch, nil, false); err == nil {
 			a.recycle(batch)
 			return
 		}
@@ -965,14 +1044,7 @@ func (a *Async) writeDirect(batch []Record) {
 	if err == nil {
 		err = a.runCtx.Err()
 	}
-	rest := batch
-	if len(left) != 1 || left[0] != (part{0, len(batch)}) {
-		rest = make([]Record, 0, left.rows())
-		for i := len(left) - 1; i >= 0; i-- {
-			rest = append(rest, batch[left[i].lo:left[i].hi]...)
-		}
-	}
-	a.toFallback(context.Background(), rest, err)
+	a.toFallback(context.Background(), left.of(batch), err)
 	a.recycle(batch)
 }
 
@@ -981,6 +1053,8 @@ func (a *Async) forget() {
 	if a.onceSink == nil {
 		return
 	}
+	a.sinkMu.Lock()
+	defer a.sinkMu.Unlock()
 	ctx, cancel := context.WithTimeout(a.runCtx, a.cfg.WriteTimeout)
 	defer cancel()
 	_ = a.run.call(func() error { return a.onceSink.ForgetBatches(ctx, a.spool.ID(), a.spool.lowWater()) })

@@ -20,6 +20,9 @@ func (s Stats) closeMessage() string {
 	if s.Fallback > 0 {
 		fmt.Fprintf(&b, ", %s went to the fallback log instead", rows(s.Fallback))
 	}
+	if s.NotDurable > 0 {
+		fmt.Fprintf(&b, ", %s answered before they were durable (DurabilityDisk)", rows(s.NotDurable))
+	}
 	if s.Dropped > 0 {
 		fmt.Fprintf(&b, ", %s lost", rows(s.Dropped))
 	} else if s.Fallback == 0 {

@@ -81,13 +81,21 @@ func (q *ring) push(r *Record, done chan struct{}) uint64 {
 // and then calls publish, which nothing may keep it from doing (the
 // consumer waits for the slots in order). ok is false when the queue is
 // full.
-func (q *ring) reserve() (i, pos uint64, ok bool) {
-	pos = q.tail.Load()
+func (q *ring) reserve() (i, pos uint64, ok bool) { return q.reserveFrom(q.tail.Load()) }
+
+// reserveFrom is reserve, from pos, a value of tail read before: by the
+// time the loop reads head, other producers may have pushed past pos and
+// the consumer taken their rows, so head may be ahead of pos. The queue is
+// full only when pos is at least queue rows ahead of head; pos - head as an
+// unsigned number wrapped around to a huge one there, and the row was
+// refused as if the queue were full (a call preempted between the two
+// loads lost its row: dropped, and with DurabilityDisk answered at once).
+func (q *ring) reserveFrom(pos uint64) (uint64, uint64, bool) {
 	for {
-		if pos-q.head.Load() >= q.queue {
+		if int64(pos-q.head.Load()) >= int64(q.queue) {
 			return 0, 0, false // full: queue rows wait to be taken (head only grows: a stale one errs on full)
 		}
-		i = q.div.mod(pos)
+		i := q.div.mod(pos)
 		seq := q.seqs[i].Load()
 		switch d := int64(seq - pos); {
 		case d == 0:

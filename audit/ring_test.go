@@ -137,3 +137,26 @@ func TestDivisorIsTheRemainder(t *testing.T) {
 		}
 	}
 }
+
+// TestRingStaleTailIsNotFull: a producer that read tail, and was then
+// preempted while others pushed and the consumer took their rows, finds
+// head ahead of the tail it read. The queue is not full: it reserves the
+// next free position. Before, pos - head wrapped around as an unsigned
+// number and the row was refused as if the queue were full: counted as
+// dropped, and with DurabilityDisk its call answered with no row at all
+// (CI lost one answered call's tool row so, under SIGKILL test load).
+func TestRingStaleTailIsNotFull(t *testing.T) {
+	q := newRing(8, 4)
+	stale := q.tail.Load() // what the preempted producer read
+	require.Equal(t, 3, pushN(q, 0, 3), "others push")
+	batch, _, _ := q.take(nil, nil, 8) // and the consumer takes their rows
+	require.Len(t, batch, 3)
+	i, pos, ok := q.reserveFrom(stale)
+	require.True(t, ok, "the queue is empty: not full")
+	assert.Equal(t, uint64(3), pos, "the next free position")
+	q.rows[i] = Record{CallID: "late"}
+	q.publish(i, pos)
+	q.release(batch)
+	next, _, _ := q.take(nil, nil, 8)
+	assert.Equal(t, []string{"late"}, ids(next))
+}
