@@ -108,6 +108,7 @@ type CycleA struct {
 	Secret string
 	B      *CycleB
 }
+
 // CycleB is CycleA's other half.
 type CycleB struct{ A *CycleA }
 
@@ -122,6 +123,7 @@ type HoleyCycleA struct {
 	Secret string
 	B      *HoleyCycleB
 }
+
 // HoleyCycleB is HoleyCycleA's other half.
 type HoleyCycleB struct{ A *HoleyCycleA }
 
