@@ -103,6 +103,11 @@ type AuditConfig struct {
 	// (the default: once its row is queued) or disk (once it is fsync'd
 	// in the spool). See docs/proxy.md for what each loses.
 	Durability string `yaml:"durability"`
+	// OTLPLogs is an OTLP/HTTP endpoint URL (-otlp-logs-endpoint) that
+	// also gets every row as a log record, such as
+	// http://127.0.0.1:4318 (the path defaults to /v1/logs); rows wait in
+	// the spool directory + "-otlp" while it is down.
+	OTLPLogs string `yaml:"otlp_logs"`
 }
 
 // TimeoutsConfig holds the calls' deadlines.
@@ -367,6 +372,11 @@ func (v *validator) check(c *Config) {
 	if c.Audit.Durability != "" {
 		if _, err := serve.ParseDurability(c.Audit.Durability); err != nil {
 			v.failf([]any{"audit", "durability"}, "audit.durability: %v", err)
+		}
+	}
+	if o := c.Audit.OTLPLogs; o != "" {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.failf([]any{"audit", "otlp_logs"}, "audit.otlp_logs must be an http:// or https:// URL such as http://127.0.0.1:4318, not %q", o)
 		}
 	}
 	if c.Timeouts.Call < 0 {

@@ -28,6 +28,7 @@ func TestConfigErrorsNameTheLine(t *testing.T) {
 		{"bad rate", "tools:\n  search:\n    rate:\n      per_second: 0\n", "proxy.yaml:4: tools.search.rate.per_second must be positive"},
 		{"both upstreams", "upstream:\n  command: [x]\n  url: http://127.0.0.1:1/mcp\n", "proxy.yaml:3: upstream: give command or url, not both"},
 		{"bad url", "upstream:\n  url: ftp://x\n", "proxy.yaml:2: upstream.url must be an http"},
+		{"bad otlp_logs", "audit:\n  sqlite: a.db\n  otlp_logs: 127.0.0.1:4318\n", "proxy.yaml:3: audit.otlp_logs must be an http"},
 		{"bad transport", "upstream:\n  url: http://127.0.0.1:1/mcp\n  transport: grpc\n", "proxy.yaml:3: upstream.transport"},
 		{"bad env name", "upstream:\n  env:\n    BAD-NAME: x\n", "proxy.yaml:3: upstream.env: \"BAD-NAME\" is not a variable name"},
 		{"bad pass_env", "upstream:\n  pass_env:\n    - OK\n    - \"no good\"\n", "proxy.yaml:4: upstream.pass_env"},
@@ -70,6 +71,25 @@ func TestConfigComplete(t *testing.T) {
 	assert.Equal(t, "other.db", ac.SQLite, "-audit-db overrides audit.sqlite")
 	assert.Equal(t, []string{"my-server", "--flag"}, merged.Upstream.Command, "the command after -- overrides upstream.command")
 	assert.Equal(t, time.Minute, merged.Timeouts.Call, "timeouts.call as the file says")
+}
+
+// TestConfigOTLPLogs: audit.otlp_logs in the file sends the rows over
+// OTLP as -otlp-logs-endpoint does, and the flag, when given, wins.
+func TestConfigOTLPLogs(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "proxy.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("audit:\n  otlp_logs: http://127.0.0.1:4318\n"), 0o600))
+
+	f, err := parseFlags([]string{"-config", file, "--", "my-server"}, nil)
+	require.NoError(t, err)
+	_, ac, err := settings(f)
+	require.NoError(t, err)
+	assert.Equal(t, "http://127.0.0.1:4318", ac.OTLPLogs, "audit.otlp_logs is the OTLP endpoint")
+
+	f, err = parseFlags([]string{"-config", file, "-otlp-logs-endpoint", "http://127.0.0.1:4319", "--", "my-server"}, nil)
+	require.NoError(t, err)
+	_, ac, err = settings(f)
+	require.NoError(t, err)
+	assert.Equal(t, "http://127.0.0.1:4319", ac.OTLPLogs, "-otlp-logs-endpoint overrides audit.otlp_logs")
 }
 
 // TestUsageErrors: a command line that cannot work exits with status 2

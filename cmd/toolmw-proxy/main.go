@@ -145,7 +145,7 @@ func settings(f flags) (*Config, serve.AuditConfig, error) {
 func auditSettings(f flags, file AuditConfig) (serve.AuditConfig, error) {
 	ac := f.audit
 	ac.Settings = serve.AuditSettings{SQLite: "-audit-db or audit.sqlite", Postgres: "-audit-postgres or audit.postgres_env",
-		Table: "-audit-table or audit.table", Spool: "-audit-spool or audit.spool"}
+		Table: "-audit-table or audit.table", Spool: "-audit-spool or audit.spool", OTLPLogs: "-otlp-logs-endpoint or audit.otlp_logs"}
 	if !f.set["audit-db"] && file.SQLite != "" {
 		ac.SQLite = file.SQLite
 	}
@@ -160,6 +160,9 @@ func auditSettings(f flags, file AuditConfig) (serve.AuditConfig, error) {
 	}
 	if !f.set["audit-spool"] && file.Spool != "" {
 		ac.Spool = file.Spool
+	}
+	if !f.set["otlp-logs-endpoint"] && file.OTLPLogs != "" {
+		ac.OTLPLogs = file.OTLPLogs
 	}
 	if !f.set["audit-durability"] && file.Durability != "" {
 		ac.Durability, _ = serve.ParseDurability(file.Durability) // checked by the file's validator
