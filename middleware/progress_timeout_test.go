@@ -179,10 +179,10 @@ func TestProgressTimeoutConstruction(t *testing.T) {
 	}, "Max equal to Idle is Timeout")
 }
 
-// On the real clock: a handler that reports progress every 20ms runs 1.5s
-// under a 500ms idle deadline, and one that keeps reporting is stopped at
-// a 1s maximum. (Bounds generous for a loaded machine: a report is late
-// only if the goroutine waits 480ms to run.)
+// On the real clock: a handler that reports progress every 10ms runs 2.5s
+// under a 1s idle deadline, and one that keeps reporting is stopped at a
+// 1.5s maximum. (Bounds generous for a loaded machine: a report is late
+// only if the goroutine waits 990ms to run.)
 func TestProgressTimeoutRealClock(t *testing.T) {
 	busy := func(ctx context.Context, until time.Duration) *toolctx.CallResult {
 		start := time.Now()
@@ -193,21 +193,23 @@ func TestProgressTimeoutRealClock(t *testing.T) {
 			select {
 			case <-ctx.Done():
 				return toolctx.ErrorResult(ctx.Err())
-			case <-time.After(20 * time.Millisecond):
+			case <-time.After(10 * time.Millisecond):
 			}
 		}
 		return toolctx.TextResult("done")
 	}
-	r := runRow(t, context.Background(), newReq("export"), middleware.ProgressTimeout(middleware.ProgressTimeoutConfig{Idle: 500 * time.Millisecond, Max: time.Minute}),
+	// Progress every 10ms under a 1s idle deadline: only a stall of the
+	// whole process for 990ms would time it out (CI runs on 2 busy cores).
+	r := runRow(t, context.Background(), newReq("export"), middleware.ProgressTimeout(middleware.ProgressTimeoutConfig{Idle: time.Second, Max: time.Minute}),
 		toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
-			return busy(ctx, 1500*time.Millisecond)
+			return busy(ctx, 2500*time.Millisecond)
 		}))
-	assert.False(t, r.res.IsError, "1.5s with progress under a 500ms idle deadline: %+v", r.res.Error)
+	assert.False(t, r.res.IsError, "2.5s with progress under a 1s idle deadline: %+v", r.res.Error)
 
 	start := time.Now()
-	r = runRow(t, context.Background(), newReq("export"), middleware.ProgressTimeout(middleware.ProgressTimeoutConfig{Idle: 500 * time.Millisecond, Max: time.Second}),
+	r = runRow(t, context.Background(), newReq("export"), middleware.ProgressTimeout(middleware.ProgressTimeoutConfig{Idle: time.Second, Max: 1500 * time.Millisecond}),
 		toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult { return busy(ctx, time.Hour) }))
 	require.True(t, r.res.IsError, "stopped")
-	assert.Equal(t, "the tool call timed out after 1s", r.res.Error.Message, "by the maximum")
-	assert.GreaterOrEqual(t, time.Since(start), time.Second, "not before it")
+	assert.Equal(t, "the tool call timed out after 1.5s", r.res.Error.Message, "by the maximum")
+	assert.GreaterOrEqual(t, time.Since(start), 1500*time.Millisecond, "not before it")
 }
