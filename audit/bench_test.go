@@ -2,7 +2,10 @@ package audit_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/middleware"
@@ -105,4 +108,39 @@ func BenchmarkCallWithAuditNoopEmitter(b *testing.B) {
 	for b.Loop() {
 		h.CallTool(ctx, req)
 	}
+}
+
+// BenchmarkSlogSinkRow is one audit row as the recommended chain writes it
+// for a successful mcp-go call in process (the fields the interceptor
+// fills), through a SlogSink into a text handler on io.Discard, next to
+// the floor: the same attributes handed to the same handler by
+// slog.Logger.LogAttrs, which is what any slog line of them costs. The
+// difference is what the sink adds (its record and the attribute list).
+//
+//	go test -run '^$' -bench SlogSinkRow -benchmem ./audit/
+func BenchmarkSlogSinkRow(b *testing.B) {
+	row := audit.Record{
+		Time: time.Now(), Kind: audit.KindTool, CallID: "0123456789ab-42", Transport: string(toolctx.TransportInMemory),
+		Tool: "echo", Outcome: audit.OutcomeOK, Duration: 3 * time.Microsecond, ResponseBytes: 5, ContentBlocks: 1,
+	}
+	h := slog.NewTextHandler(io.Discard, nil)
+	ctx := context.Background()
+	b.Run("sink", func(b *testing.B) {
+		s := audit.NewSlogSink(h)
+		batch := []audit.Record{row}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := s.WriteBatch(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("slog-floor", func(b *testing.B) {
+		l := slog.New(h)
+		attrs := row.Attrs()[1:] // the record carries the time, as the sink's does
+		b.ReportAllocs()
+		for b.Loop() {
+			l.LogAttrs(ctx, slog.LevelInfo, audit.SlogMessage, attrs...)
+		}
+	})
 }

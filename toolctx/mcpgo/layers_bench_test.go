@@ -27,12 +27,19 @@ import (
 
 // BenchmarkLayersCPU splits toolmw's CPU per call on mcp-go in process
 // into layers, each an arm of its own server and in-process client in one
-// process: bare (twice: the second is the A/A control), adapter
-// (ServerOption with a nil chain: the frame guard, the hooks, the
-// middleware and its contained run), chain (Diagnostics, Normalize and
-// Recover on top), audit-sync (the audit interceptor in front, its row
-// formatted by a slog text handler on the call: what the recommended
-// chain's async writer does off the call). Each op is one round: 40 steps
+// process: bare (twice: the second is the A/A control), recover (mcp-go's
+// WithRecovery alone: a deferred recover on the SDK's goroutine, what
+// containing a call costs when a runtime.Goexit need not be survived), own
+// (WithRecovery and WithLogger into a text handler: the own-middleware arm
+// of bench/run), hooks (AddHooks alone: the frame guard and the rejection
+// hooks, no middleware), middleware (Middleware(nil) alone: the contained
+// run on its coroutine, the request's fill and the result's conversion
+// and checks, no hooks), adapter (ServerOption with a nil chain: both, and
+// the marks that tie them), chain (Diagnostics, Normalize and Recover on
+// top), audit-sync (the audit interceptor in front, its row formatted by a
+// slog text handler on the call: what the recommended chain's async writer
+// does off the call). BENCHMARKS.md's hand-run section on mcp-go in
+// process reads its floor from these arms. Each op is one round: 40 steps
 // of 8 calls per arm, the arms in a new random order each step, the
 // process's CPU time (getrusage) read around each step, the garbage
 // collector off within the round and run after it. It reports each
@@ -59,6 +66,14 @@ func BenchmarkLayersCPU(b *testing.B) {
 	}{
 		{"bare", layerClient(b)},
 		{"bare2", layerClient(b)},
+		{"recover", layerClient(b, server.WithRecovery())},
+		{"own", layerClient(b, server.WithRecovery(), server.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))},
+		{"hooks", layerClient(b, func(s *server.MCPServer) {
+			h := &server.Hooks{}
+			server.WithHooks(h)(s)
+			mcpgo.AddHooks(h, nil)
+		})},
+		{"middleware", layerClient(b, server.WithToolHandlerMiddleware(mcpgo.Middleware(nil)))},
 		{"adapter", layerClient(b, mcpgo.ServerOption(nil))},
 		{"chain", layerClient(b, chain())},
 		{"audit-sync", layerClient(b, chain(audit.Interceptor(rows)))},
