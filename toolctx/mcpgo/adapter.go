@@ -33,12 +33,9 @@ var (
 	errNoCall   = errors.New("mcpgo: the terminal handler was called outside the adapter")
 )
 
-type callKey struct{}
-
-// call is one tool call, in the chain's context under callKey.
+// call is one tool call, the codec of its adapter.Call (callFrom).
 type call struct {
 	adapter.Call[*mcp.CallToolResult]
-	ctx    callContext // the served call's context, carrying it (serve)
 	e      *engine
 	mreq   mcp.CallToolRequest
 	next   server.ToolHandlerFunc
@@ -53,23 +50,8 @@ type call struct {
 	buf                     resultBuf // the first conversion's memory (convert.go)
 }
 
-// callContext is a context that carries a call under callKey, as
-// context.WithValue would, in no allocation of its own (it is part of the
-// call).
-type callContext struct {
-	context.Context
-	c *call
-}
-
-func (x *callContext) Value(key any) any {
-	if _, ok := key.(callKey); ok {
-		return x.c
-	}
-	return x.Context.Value(key)
-}
-
 func callFrom(ctx context.Context) *call {
-	c, _ := ctx.Value(callKey{}).(*call)
+	c, _ := adapter.CodecFrom[*mcp.CallToolResult](ctx).(*call)
 	return c
 }
 
@@ -161,8 +143,7 @@ func (e *engine) middleware() server.ToolHandlerMiddleware {
 func (e *engine) serve(ctx context.Context, c *call, taskID string) *mcp.CallToolResult {
 	fillRequest(&c.Request, ctx, &c.mreq, e.cfg.Transport)
 	c.Request.TaskID = taskID
-	c.ctx = callContext{Context: ctx, c: c}
-	return c.Serve(&c.ctx, e.cfg, e.handler, c, &c.sender)
+	return c.Serve(ctx, e.cfg, e.handler, c, &c.sender)
 }
 
 // Encode implements adapter.Codec: res's public fields, or the very result

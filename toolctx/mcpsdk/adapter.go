@@ -83,9 +83,9 @@ func middleware(m toolctx.Middleware, cache bool, cfg *adapter.Config) mcp.Middl
 				return next(ctx, method, req)
 			}
 			c := &call{sdk: sreq, cfg: cfg, sender: sender{sdkCtx: ctx, sreq: sreq}}
-			c.ctx = callContext{Context: fill(cfg, ctx, &c.Request, sreq), c: c}
+			cctx := fill(cfg, ctx, &c.Request, sreq)
 			c.hidden = cfg.Hidden(&c.Request)
-			r := c.Serve(&c.ctx, cfg, h, c, &c.sender)
+			r := c.Serve(cctx, cfg, h, c, &c.sender)
 			if r.proto != nil {
 				return nil, r.proto
 			}
@@ -94,28 +94,10 @@ func middleware(m toolctx.Middleware, cache bool, cfg *adapter.Config) mcp.Middl
 	}
 }
 
-type callKey struct{}
-
-// callContext is a context that carries a call under callKey, as
-// context.WithValue would, in no allocation of its own (it is part of the
-// call).
-type callContext struct {
-	context.Context
-	c *call
-}
-
-func (x *callContext) Value(key any) any {
-	if _, ok := key.(callKey); ok {
-		return x.c
-	}
-	return x.Context.Value(key)
-}
-
 type invocationKey struct{}
 
 type call struct {
-	adapter.Call[reply]
-	ctx    callContext // the chain's context, carrying the call
+	adapter.Call[reply] // its codec is the call (adapter.CodecFrom)
 	cfg    *adapter.Config
 	sdk    *mcp.CallToolRequest
 	sender sender
@@ -230,7 +212,7 @@ type terminal struct {
 }
 
 func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-	c, _ := ctx.Value(callKey{}).(*call)
+	c, _ := adapter.CodecFrom[reply](ctx).(*call)
 	if c == nil {
 		return toolctx.ErrorResult(errLostCall)
 	}
