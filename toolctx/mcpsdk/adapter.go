@@ -98,10 +98,10 @@ type invocationKey struct{}
 
 type call struct {
 	adapter.Call[reply] // its codec is the call (adapter.CodecFrom)
-	cfg    *adapter.Config
-	sdk    *mcp.CallToolRequest
-	sender sender
-	hidden bool // WithVisibility hides the tool: answered as unknown
+	cfg                 *adapter.Config
+	sdk                 *mcp.CallToolRequest
+	sender              sender
+	hidden              bool // WithVisibility hides the tool: answered as unknown
 
 	runs  atomic.Int32
 	first invocation                 // the terminal's first run, without an allocation
