@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -94,18 +94,15 @@ func middleware(m toolctx.Middleware, cache bool, cfg *adapter.Config) mcp.Middl
 	}
 }
 
-type invocationKey struct{}
-
+// call is one tools/call: the codec of its adapter.Call (adapter.CodecFrom).
 type call struct {
-	adapter.Call[reply] // its codec is the call (adapter.CodecFrom)
-	cfg                 *adapter.Config
-	sdk                 *mcp.CallToolRequest
-	sender              sender
-	hidden              bool // WithVisibility hides the tool: answered as unknown
+	adapter.Call[reply]
+	cfg    *adapter.Config
+	sdk    *mcp.CallToolRequest
+	sender sender
+	hidden bool // WithVisibility hides the tool: answered as unknown
 
-	runs  atomic.Int32
-	first invocation                 // the terminal's first run, without an allocation
-	last  atomic.Pointer[invocation] // the terminal's latest run
+	runs adapter.Invocations[invocation]
 }
 
 // reply is what the SDK gets: a result, or a protocol error passed through.
@@ -114,8 +111,8 @@ type reply struct {
 	proto *jsonrpc.Error
 }
 
-// invocation is one run of the terminal handler (a retrying interceptor may
-// run it more than once), in the tool's context under invocationKey.
+// invocation is the state of one run of the terminal handler, which the
+// tool's context carries (adapter.InvocationFrom).
 type invocation struct {
 	req *toolctx.Request // as the terminal received it
 
@@ -150,9 +147,9 @@ func (c *call) Encode(ctx context.Context, res *toolctx.CallResult) (reply, erro
 	if c.hidden {
 		return reply{proto: unknownTool(c.Request.Tool).wire}, nil
 	}
-	inv := c.last.Load()
 	var shell *mcp.CallToolResult
-	if inv != nil {
+	if run := c.runs.Last(); run != nil {
+		inv := &run.State
 		switch {
 		case res == nil:
 		case inv.proto != nil && res.IsError && res.Cause() == error(inv.proto):
@@ -229,17 +226,14 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) *toolctx.C
 		r.Params = &p
 		sreq = &r
 	}
-	inv := &c.first
-	if c.runs.Add(1) > 1 {
-		inv = new(invocation) // a retry, perhaps concurrent with the first run
-	}
+	run := c.runs.Start(ctx)
+	inv := &run.State
 	inv.req = req
-	ictx := context.WithValue(ctx, invocationKey{}, inv)
 	res := adapter.Native(func() *toolctx.CallResult {
-		out, err := t.next(ictx, methodCallTool, sreq)
-		return inv.encode(ctx, inv.convert(ictx, t, sreq, out, err))
+		out, err := t.next(run, methodCallTool, sreq)
+		return inv.encode(ctx, inv.convert(run, t, sreq, out, err))
 	})
-	c.last.Store(inv)
+	c.runs.Done(run)
 	if cerr := ctx.Err(); cerr != nil && (res == nil || res.Cause() == nil) {
 		// A late success becomes why the call ended; a late failure
 		// keeps its cause for the row (classified canceled or timeout).
@@ -380,9 +374,7 @@ func toSDKResult(shell *mcp.CallToolResult, r *toolctx.CallResult) (*mcp.CallToo
 	var meta mcp.Meta
 	if len(r.Meta) > 0 || r.Error != nil {
 		meta = make(mcp.Meta, len(r.Meta)+1)
-		for k, v := range r.Meta {
-			meta[k] = v
-		}
+		maps.Copy(meta, r.Meta)
 	}
 	if r.IsError && r.Error != nil {
 		meta[toolctx.ErrorMetaKey] = adapter.ErrorMeta(*r.Error)
