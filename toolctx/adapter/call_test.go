@@ -232,8 +232,9 @@ func TestObserve(t *testing.T) {
 func TestCodecFrom(t *testing.T) {
 	f := newFixture()
 	require.Nil(t, adapter.CodecFrom[wire](context.Background()))
+	type key struct{}
 	find := toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
-		ctx, cancel := context.WithCancel(context.WithValue(ctx, struct{}{}, 1))
+		ctx, cancel := context.WithCancel(context.WithValue(ctx, key{}, 1))
 		defer cancel()
 		assert.Same(t, f.codec, adapter.CodecFrom[wire](ctx))
 		assert.Nil(t, adapter.CodecFrom[string](ctx))
