@@ -5,21 +5,19 @@ import (
 	"sync/atomic"
 )
 
-// Invocations holds an adapter's state for each run of its terminal handler in one
-// call: a retrying interceptor may run the terminal more than once, and
-// concurrently, so that state belongs to the run, not to the call. The
-// first run's state is part of Invocations (no allocation of its own); the run
-// that returned last is the one [Invocations.Last] gives the codec. The zero
-// Invocations is ready; it must not be copied once used.
+// Invocations holds an adapter's state for each run of its terminal handler
+// in one call: a retrying interceptor may run the terminal more than once,
+// and concurrently. The first run's state is part of Invocations (no
+// allocation of its own). The zero Invocations is ready; it must not be
+// copied once used.
 type Invocations[T any] struct {
 	n     atomic.Int32
 	first Invocation[T]
 	last  atomic.Pointer[Invocation[T]]
 }
 
-// Invocation is one run of an adapter's terminal handler: a context (the
-// terminal's, carrying the run for [InvocationFrom]) and the adapter's State for
-// it.
+// Invocation is one run of an adapter's terminal handler: the terminal's
+// context carrying the run (for [InvocationFrom]), and the adapter's State.
 type Invocation[T any] struct {
 	context.Context
 	State T
@@ -27,8 +25,7 @@ type Invocation[T any] struct {
 
 type invocationKey[T any] struct{}
 
-// Value answers InvocationFrom's key and defers to the terminal's context
-// otherwise.
+// Value answers InvocationFrom's key, and the terminal's context's otherwise.
 func (r *Invocation[T]) Value(key any) any {
 	if _, ok := key.(invocationKey[T]); ok {
 		return r
