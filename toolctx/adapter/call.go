@@ -49,6 +49,7 @@ type Call[W any] struct {
 	ctx      context.Context
 	codec    Codec[W]
 	notifier notifier
+	observed bool // run by Observe: no result is checked
 
 	// The contained run (run): its context, handler, answer and end.
 	chain     chainContext[W]
@@ -115,19 +116,27 @@ func (c *Call[W]) run() {
 }
 
 // chainContext is the context a served call's chain runs in: the SDK's
-// (Serve's ctx), carrying the call as its [ResultChecker] and its
-// [toolctx.Notifier], as [WithResultChecker] and [toolctx.WithNotifier]
-// would, in no allocation of its own (it is part of the Call).
+// (Serve's ctx), carrying the call for [CodecFrom], as its [ResultChecker]
+// and its [toolctx.Notifier], as context.WithValue, [WithResultChecker]
+// and [toolctx.WithNotifier] would, in no allocation of its own (it is part
+// of the Call).
 type chainContext[W any] struct {
 	context.Context
 	c *Call[W]
 }
 
-// Value answers Sendable's key and toolctx's Notifier key (see
+type callKey struct{}
+
+// Value answers CodecFrom's, Sendable's and toolctx's Notifier key (see
 // internal/notifykey), and defers to the SDK's context otherwise.
 func (x *chainContext[W]) Value(key any) any {
 	switch key.(type) {
+	case callKey:
+		return x.c
 	case resultCheckerKey:
+		if x.c.observed {
+			return nil
+		}
 		return x.c
 	case notifykey.Key:
 		return &x.c.notifier
@@ -135,16 +144,30 @@ func (x *chainContext[W]) Value(key any) any {
 	return x.Context.Value(key)
 }
 
+// CodecFrom returns the codec given to [Call.Serve] or [Call.Observe] for
+// the call whose chain runs in ctx (or a context derived from it), or nil
+// outside one: how an adapter's terminal handler, and a tool it registered,
+// find the call's own state when that state is its codec.
+func CodecFrom[W any](ctx context.Context) Codec[W] {
+	if c, _ := ctx.Value(callKey{}).(*Call[W]); c != nil {
+		return c.codec
+	}
+	return nil
+}
+
 // Observe runs h for a call the SDK has answered already (it rejected the
 // call before the adapter's middleware, say), so that the chain's hooks see
 // it too; the chain's result is returned, and nothing is sent: the call's
-// Notifier has ended before h runs. Like [Call.Serve] it runs h contained;
-// a panic or Goexit that escapes is logged and returned as a failure.
-func (c *Call[W]) Observe(ctx context.Context, cfg *Config, h toolctx.Handler) *toolctx.CallResult {
-	c.cfg, c.ctx = cfg, ctx
+// Notifier has ended before h runs, and codec (nil, or the adapter's
+// per-call state, for [CodecFrom]) encodes nothing, as no result is
+// checked. Like [Call.Serve] it runs h contained; a panic or Goexit that
+// escapes is logged and returned as a failure.
+func (c *Call[W]) Observe(ctx context.Context, cfg *Config, h toolctx.Handler, codec Codec[W]) *toolctx.CallResult {
+	c.cfg, c.ctx, c.codec, c.observed = cfg, ctx, codec, true
 	c.notifier.end()
+	c.chain = chainContext[W]{Context: ctx, c: c}
 	var res *toolctx.CallResult
-	if pe := Run(func() { res = h.CallTool(toolctx.WithNotifier(ctx, &c.notifier), &c.Request) }); pe != nil {
+	if pe := Run(func() { res = h.CallTool(&c.chain, &c.Request) }); pe != nil {
 		c.logEscaped(pe, false)
 		return toolctx.ErrorResult(pe)
 	}

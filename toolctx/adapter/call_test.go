@@ -221,8 +221,35 @@ func TestObserve(t *testing.T) {
 	res := c.Observe(context.Background(), f.cfg, toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
 		require.ErrorIs(t, toolctx.Progress(ctx, toolctx.ProgressOptions{Progress: 1}), toolctx.ErrCallEnded)
 		panic(secret)
-	}))
+	}), nil)
 	require.NotNil(t, errs.PanicOf(res.Cause()), "the escape is a panic failure")
+}
+
+// CodecFrom finds the codec of the call a chain runs for, through the
+// contexts an interceptor derives, under Serve and under Observe (which
+// checks no result with it); outside a call, and for a Call of another
+// wire type, there is none.
+func TestCodecFrom(t *testing.T) {
+	f := newFixture()
+	require.Nil(t, adapter.CodecFrom[wire](context.Background()))
+	type key struct{}
+	find := toolctx.HandlerFunc(func(ctx context.Context, _ *toolctx.Request) *toolctx.CallResult {
+		ctx, cancel := context.WithCancel(context.WithValue(ctx, key{}, 1))
+		defer cancel()
+		assert.Same(t, f.codec, adapter.CodecFrom[wire](ctx))
+		assert.Nil(t, adapter.CodecFrom[string](ctx))
+		return toolctx.TextResult("ok")
+	})
+	f.serve(context.Background(), find)
+	before := f.codec.encoded.Load()
+	c := &adapter.Call[wire]{}
+	res := c.Observe(context.Background(), f.cfg, toolctx.HandlerFunc(func(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
+		r := toolctx.TextResult("ok")
+		assert.Same(t, r, adapter.Sendable(ctx, r), "Observe checks no result")
+		return find.CallTool(ctx, req)
+	}), f.codec)
+	require.False(t, res.IsError)
+	assert.Equal(t, before, f.codec.encoded.Load(), "Observe encodes nothing")
 }
 
 func TestNativeAndRegister(t *testing.T) {

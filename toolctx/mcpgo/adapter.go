@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolmw/toolmw/errs"
 	"github.com/toolmw/toolmw/toolctx"
@@ -33,43 +34,33 @@ var (
 	errNoCall   = errors.New("mcpgo: the terminal handler was called outside the adapter")
 )
 
-type callKey struct{}
-
-// call is one tool call, in the chain's context under callKey.
+// call is one tool call, the codec of its adapter.Call (callFrom).
 type call struct {
 	adapter.Call[*mcp.CallToolResult]
-	ctx    callContext // the served call's context, carrying it (serve)
 	e      *engine
 	mreq   mcp.CallToolRequest
 	next   server.ToolHandlerFunc
 	sender sender
 	reject *toolctx.CallResult // the terminal's result for a call mcp-go rejected (hooks.go)
-	cur    *toolctx.Request    // the Request the terminal received; AddTool's handlers run with it
+	runs   adapter.Invocations[invocation]
+}
+
+var noInvocation invocation // never written
+
+// invocation is the state of one run of the terminal handler, which the
+// tool's context carries (adapter.InvocationFrom).
+type invocation struct {
+	req *toolctx.Request // as the terminal received it; AddTool's handlers run with it
 	// A success tres, the conversion of mcp-go's mres, that comes back
 	// unchanged is answered with mres; stash, an AddTool handler's result,
 	// with stashFor; checked needs no second check.
 	mres, stashFor, checked *mcp.CallToolResult
 	tres, stash             *toolctx.CallResult
-	buf                     resultBuf // the first conversion's memory (convert.go)
-}
-
-// callContext is a context that carries a call under callKey, as
-// context.WithValue would, in no allocation of its own (it is part of the
-// call).
-type callContext struct {
-	context.Context
-	c *call
-}
-
-func (x *callContext) Value(key any) any {
-	if _, ok := key.(callKey); ok {
-		return x.c
-	}
-	return x.Context.Value(key)
+	buf                     resultBuf // the conversion's memory (convert.go)
 }
 
 func callFrom(ctx context.Context) *call {
-	c, _ := ctx.Value(callKey{}).(*call)
+	c, _ := adapter.CodecFrom[*mcp.CallToolResult](ctx).(*call)
 	return c
 }
 
@@ -77,7 +68,7 @@ func callFrom(ctx context.Context) *call {
 type engine struct {
 	cfg     *adapter.Config
 	handler toolctx.Handler
-	schemas schemaCache // the native tools' compiled output schemas
+	schemas adapter.SchemaCache[string, *jsonschema.Schema] // the native tools' output schemas, by tool name
 	// Set by [ServerOption] only: marks tells the hooks which calls entered
 	// the middleware (hooks.go), tasks a hybrid task its id (task.go).
 	marks *adapter.Marks
@@ -115,11 +106,7 @@ func ServerOption(m toolctx.Middleware, opts ...Option) server.ServerOption {
 		if f := toolFilter(e.cfg); f != nil {
 			server.WithToolFilter(f)(s)
 		}
-		h := s.GetHooks()
-		if h == nil {
-			h = &server.Hooks{}
-			server.WithHooks(h)(s)
-		}
+		h := hooksOf(s)
 		e.addHooks(h, s)
 		e.tasks.install(h, s)
 	}
@@ -161,8 +148,7 @@ func (e *engine) middleware() server.ToolHandlerMiddleware {
 func (e *engine) serve(ctx context.Context, c *call, taskID string) *mcp.CallToolResult {
 	fillRequest(&c.Request, ctx, &c.mreq, e.cfg.Transport)
 	c.Request.TaskID = taskID
-	c.ctx = callContext{Context: ctx, c: c}
-	return c.Serve(&c.ctx, e.cfg, e.handler, c, &c.sender)
+	return c.Serve(ctx, e.cfg, e.handler, c, &c.sender)
 }
 
 // Encode implements adapter.Codec: res's public fields, or the very result
@@ -170,16 +156,20 @@ func (e *engine) serve(ctx context.Context, c *call, taskID string) *mcp.CallToo
 // unless the terminal checked it.
 func (c *call) Encode(ctx context.Context, res *toolctx.CallResult) (*mcp.CallToolResult, error) {
 	res = toolctx.Normalized(ctx, res, c.e.cfg.Normalizer)
+	inv := &noInvocation // no run of the terminal returned
+	if run := c.runs.Last(); run != nil {
+		inv = &run.State
+	}
 	var out *mcp.CallToolResult
 	switch {
-	case !res.IsError && res == c.tres && c.mres != nil:
-		out = c.mres
-	case c.stash != nil && res == c.stash && !res.IsError:
-		out = c.stashFor
+	case !res.IsError && res == inv.tres && inv.mres != nil:
+		out = inv.mres
+	case inv.stash != nil && res == inv.stash && !res.IsError:
+		out = inv.stashFor
 	default:
 		out = toMCP(res)
 	}
-	if out == c.checked {
+	if out == inv.checked {
 		return out, nil
 	}
 	return out, c.e.checkAnswer(ctx, c.mreq.Params.Name, out)
@@ -205,25 +195,25 @@ func (e *engine) terminal(ctx context.Context, req *toolctx.Request) *toolctx.Ca
 	if c.reject != nil {
 		return c.reject
 	}
+	if req == nil {
+		req = &c.Request
+	}
 	mreq := c.mreq
-	if req != &c.Request && req != nil && !bytes.Equal(req.Arguments.JSON(), c.Request.Arguments.JSON()) {
+	if req != &c.Request && !bytes.Equal(req.Arguments.JSON(), c.Request.Arguments.JSON()) {
 		var args any
 		if err := json.Unmarshal(req.Arguments.JSON(), &args); err != nil {
 			return toolctx.ErrorResult(err)
 		}
-		mreq.Params.Arguments = args
-		mreq.Params.RawArguments = req.Arguments.JSON()
+		mreq.Params.Arguments, mreq.Params.RawArguments = args, req.Arguments.JSON()
 	}
-	if req != &c.Request && req != nil && req.RequestState != c.Request.RequestState {
-		mreq.Params.RequestState = req.RequestState
-	}
-	if req == nil {
-		req = &c.Request
-	}
-	c.cur = req
-	r, err := c.next(ctx, mreq)
-	if c.stash != nil && err == nil && r == c.stashFor {
-		return c.stash
+	mreq.Params.RequestState = req.RequestState // the call's own, unless an interceptor changed it
+	run := c.runs.Start(ctx)
+	defer c.runs.Done(run)
+	inv := &run.State
+	inv.req = req
+	r, err := c.next(run, mreq)
+	if inv.stash != nil && err == nil && r == inv.stashFor {
+		return inv.stash
 	}
 	if err != nil {
 		return toolctx.ErrorResult(err)
@@ -239,10 +229,10 @@ func (e *engine) terminal(ctx context.Context, req *toolctx.Request) *toolctx.Ca
 		if err := e.checkAnswer(ctx, mreq.Params.Name, r); err != nil {
 			return toolctx.ErrorResult(err)
 		}
-		c.checked = r
+		inv.checked = r
 	}
-	t := fromMCPInto(r, &c.buf)
-	c.mres, c.tres = r, t
+	t := fromMCPInto(r, &inv.buf)
+	inv.mres, inv.tres = r, t
 	return t
 }
 

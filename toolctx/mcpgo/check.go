@@ -140,19 +140,8 @@ func outputSchemaJSON(tool *mcp.Tool) []byte {
 	return b
 }
 
-// schemaCache holds compiled output schemas by tool name, with the schema
-// they were compiled from (adapter.SchemaCache: a changed schema is
-// compiled again); one that does not compile is kept as nil, and mcp-go
-// skips it too.
-type schemaCache struct {
-	adapter.SchemaCache[string, *jsonschema.Schema]
-}
-
-func (c *schemaCache) get(name string, raw []byte) *jsonschema.Schema {
-	sch, _ := c.Get(name, raw, func() (*jsonschema.Schema, error) { return compileOutputSchema(name, raw) })
-	return sch
-}
-
+// compileOutputSchema compiles raw as mcp-go does; a schema that does not
+// compile is nil, and mcp-go skips it too.
 func compileOutputSchema(name string, raw []byte) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -181,7 +170,7 @@ func (e *engine) checkNativeOutput(ctx context.Context, name string, r *mcp.Call
 	if raw == nil {
 		return nil
 	}
-	sch := e.schemas.get(name, raw)
+	sch, _ := e.schemas.Get(name, raw, func() (*jsonschema.Schema, error) { return compileOutputSchema(name, raw) })
 	if sch == nil {
 		return nil
 	}

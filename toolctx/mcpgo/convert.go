@@ -117,10 +117,6 @@ func contentToMCP(cs []toolctx.Content) []mcp.Content {
 	return out
 }
 
-// fromMCP converts mcp-go's result for the chain, leaving out content kinds
-// toolctx does not model (an unreplaced success is sent as it was).
-func fromMCP(r *mcp.CallToolResult) *toolctx.CallResult { return fromMCPInto(r, nil) }
-
 // resultBuf is the memory of one converted result, held in the call: a
 // result of one text block, what most tools return, then costs the call no
 // allocation of its own (three otherwise: the result, its content and the
@@ -133,8 +129,9 @@ type resultBuf struct {
 	used    bool
 }
 
-// fromMCPInto is fromMCP into buf's memory, when buf is not nil and not
-// used yet.
+// fromMCPInto converts mcp-go's result for the chain, leaving out content
+// kinds toolctx does not model (an unreplaced success is sent as it was),
+// into buf's memory when buf is not nil and not used yet.
 func fromMCPInto(r *mcp.CallToolResult, buf *resultBuf) *toolctx.CallResult {
 	if buf != nil && buf.used {
 		buf = nil

@@ -56,3 +56,6 @@ func TestFromMCPIntoUsesItsBufferOnce(t *testing.T) {
 		assert.Equal(t, fromMCP(r), fromMCPInto(r, &b))
 	}
 }
+
+// fromMCP is fromMCPInto without a buffer.
+func fromMCP(r *mcp.CallToolResult) *toolctx.CallResult { return fromMCPInto(r, nil) }

@@ -79,7 +79,7 @@ func forServer(ctx context.Context, s *server.MCPServer) bool {
 func (e *engine) rejected(ctx context.Context, r *mcp.CallToolRequest, pub *errs.Error) {
 	c := &call{e: e, reject: toolctx.ErrorResult(pub)}
 	fillRequest(&c.Request, ctx, r, e.cfg.Transport)
-	_ = c.Observe(context.WithValue(ctx, callKey{}, c), e.cfg, e.handler)
+	_ = c.Observe(ctx, e.cfg, e.handler, c)
 }
 
 // inputValidationFeedback returns the text of mcp-go's input-validation

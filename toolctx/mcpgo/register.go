@@ -104,13 +104,14 @@ type registered struct {
 }
 
 func (r *registered) handle(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if c := callFrom(ctx); c != nil && c.cur != nil {
+	if run := adapter.InvocationFrom[invocation](ctx); run != nil {
 		// The adapter's chain is outside: it gets the result as it is,
 		// mcp-go middleware in between the public conversion.
-		res, out := r.result(ctx, adapter.Native(func() *toolctx.CallResult { return r.h.CallTool(ctx, c.cur) }))
-		c.stash, c.stashFor = res, out
+		inv := &run.State
+		res, out := r.result(ctx, adapter.Native(func() *toolctx.CallResult { return r.h.CallTool(ctx, inv.req) }))
+		inv.stash, inv.stashFor = res, out
 		if !out.IsError {
-			c.checked = out
+			inv.checked = out
 		}
 		return out, nil
 	}

@@ -45,13 +45,18 @@ func AddTaskTool(s *server.MCPServer, tool mcp.Tool, m toolctx.Middleware, h ser
 	if err := adapter.Register("mcp-go", tool.Name, func() { s.AddTaskTool(tool, e.taskHandler(h, links)) }); err != nil {
 		return err
 	}
-	hooks := s.GetHooks()
-	if hooks == nil {
-		hooks = &server.Hooks{}
-		server.WithHooks(hooks)(s)
-	}
-	links.install(hooks, s)
+	links.install(hooksOf(s), s)
 	return nil
+}
+
+// hooksOf returns s's hooks, giving s hooks first if it has none.
+func hooksOf(s *server.MCPServer) *server.Hooks {
+	h := s.GetHooks()
+	if h == nil {
+		h = &server.Hooks{}
+		server.WithHooks(h)(s)
+	}
+	return h
 }
 
 func (e *engine) taskHandler(h server.TaskToolHandlerFunc, links *taskLinks) server.TaskToolHandlerFunc {

@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
+	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -83,9 +83,9 @@ func middleware(m toolctx.Middleware, cache bool, cfg *adapter.Config) mcp.Middl
 				return next(ctx, method, req)
 			}
 			c := &call{sdk: sreq, cfg: cfg, sender: sender{sdkCtx: ctx, sreq: sreq}}
-			c.ctx = callContext{Context: fill(cfg, ctx, &c.Request, sreq), c: c}
+			cctx := fill(cfg, ctx, &c.Request, sreq)
 			c.hidden = cfg.Hidden(&c.Request)
-			r := c.Serve(&c.ctx, cfg, h, c, &c.sender)
+			r := c.Serve(cctx, cfg, h, c, &c.sender)
 			if r.proto != nil {
 				return nil, r.proto
 			}
@@ -94,36 +94,15 @@ func middleware(m toolctx.Middleware, cache bool, cfg *adapter.Config) mcp.Middl
 	}
 }
 
-type callKey struct{}
-
-// callContext is a context that carries a call under callKey, as
-// context.WithValue would, in no allocation of its own (it is part of the
-// call).
-type callContext struct {
-	context.Context
-	c *call
-}
-
-func (x *callContext) Value(key any) any {
-	if _, ok := key.(callKey); ok {
-		return x.c
-	}
-	return x.Context.Value(key)
-}
-
-type invocationKey struct{}
-
+// call is one tools/call: the codec of its adapter.Call (adapter.CodecFrom).
 type call struct {
 	adapter.Call[reply]
-	ctx    callContext // the chain's context, carrying the call
 	cfg    *adapter.Config
 	sdk    *mcp.CallToolRequest
 	sender sender
 	hidden bool // WithVisibility hides the tool: answered as unknown
 
-	runs  atomic.Int32
-	first invocation                 // the terminal's first run, without an allocation
-	last  atomic.Pointer[invocation] // the terminal's latest run
+	runs adapter.Invocations[invocation]
 }
 
 // reply is what the SDK gets: a result, or a protocol error passed through.
@@ -132,8 +111,8 @@ type reply struct {
 	proto *jsonrpc.Error
 }
 
-// invocation is one run of the terminal handler (a retrying interceptor may
-// run it more than once), in the tool's context under invocationKey.
+// invocation is the state of one run of the terminal handler, which the
+// tool's context carries (adapter.InvocationFrom).
 type invocation struct {
 	req *toolctx.Request // as the terminal received it
 
@@ -168,9 +147,9 @@ func (c *call) Encode(ctx context.Context, res *toolctx.CallResult) (reply, erro
 	if c.hidden {
 		return reply{proto: unknownTool(c.Request.Tool).wire}, nil
 	}
-	inv := c.last.Load()
 	var shell *mcp.CallToolResult
-	if inv != nil {
+	if run := c.runs.Last(); run != nil {
+		inv := &run.State
 		switch {
 		case res == nil:
 		case inv.proto != nil && res.IsError && res.Cause() == error(inv.proto):
@@ -230,7 +209,7 @@ type terminal struct {
 }
 
 func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) *toolctx.CallResult {
-	c, _ := ctx.Value(callKey{}).(*call)
+	c, _ := adapter.CodecFrom[reply](ctx).(*call)
 	if c == nil {
 		return toolctx.ErrorResult(errLostCall)
 	}
@@ -247,17 +226,14 @@ func (t terminal) CallTool(ctx context.Context, req *toolctx.Request) *toolctx.C
 		r.Params = &p
 		sreq = &r
 	}
-	inv := &c.first
-	if c.runs.Add(1) > 1 {
-		inv = new(invocation) // a retry, perhaps concurrent with the first run
-	}
+	run := c.runs.Start(ctx)
+	inv := &run.State
 	inv.req = req
-	ictx := context.WithValue(ctx, invocationKey{}, inv)
 	res := adapter.Native(func() *toolctx.CallResult {
-		out, err := t.next(ictx, methodCallTool, sreq)
-		return inv.encode(ctx, inv.convert(ictx, t, sreq, out, err))
+		out, err := t.next(run, methodCallTool, sreq)
+		return inv.encode(ctx, inv.convert(run, t, sreq, out, err))
 	})
-	c.last.Store(inv)
+	c.runs.Done(run)
 	if cerr := ctx.Err(); cerr != nil && (res == nil || res.Cause() == nil) {
 		// A late success becomes why the call ended; a late failure
 		// keeps its cause for the row (classified canceled or timeout).
@@ -398,9 +374,7 @@ func toSDKResult(shell *mcp.CallToolResult, r *toolctx.CallResult) (*mcp.CallToo
 	var meta mcp.Meta
 	if len(r.Meta) > 0 || r.Error != nil {
 		meta = make(mcp.Meta, len(r.Meta)+1)
-		for k, v := range r.Meta {
-			meta[k] = v
-		}
+		maps.Copy(meta, r.Meta)
 	}
 	if r.IsError && r.Error != nil {
 		meta[toolctx.ErrorMetaKey] = adapter.ErrorMeta(*r.Error)

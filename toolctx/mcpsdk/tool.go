@@ -121,7 +121,8 @@ func hasDefaults(s *jsonschema.Schema) bool {
 }
 
 func (t *registeredTool) handle(ctx context.Context, sreq *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if inv, ok := ctx.Value(invocationKey{}).(*invocation); ok {
+	if run := adapter.InvocationFrom[invocation](ctx); run != nil {
+		inv := &run.State
 		// Inside the adapter's middleware: the chain gets the result as it
 		// is; the SDK an empty success, or the input requests.
 		req := inv.req
