@@ -51,16 +51,18 @@ const (
 	guardSyncSlogBytes     = 256
 	guardRaceSyncSlogBytes = 1440
 	// Allocations per tools/call that toolmw's adapter and chain add to
-	// the bare SDK, in process, one session. go-sdk reads 10.4-11.6 since
-	// the chain's contexts live in the call (was 14.0-15.0); at 15 the
-	// guard's power test (6 more) passed by 0.2-0.5.
-	guardSDKExtraAllocs = 13
+	// the bare SDK, in process, one session. go-sdk reads 10.1 on one P
+	// (10.4-11.6 on two; 14.0-15.0 before the chain's contexts lived in
+	// the call); at 13 the guard's power test (6 more, 15.4-16.1) passed
+	// by 0.4; at 12 by 1.4. Under the race detector it reads 12.8-14.4.
+	guardSDKExtraAllocs = 12
 	// mcp-go: the adapter and chain; the frame guard reads the request
 	// clients send without allocating, and decodes only other shapes.
 	// Reads 8.1-9.5 since the call's result and its contexts live in the
 	// call (was 13.8-15.7; 16.4-17.1 before adapter.Marks stopped
 	// allocating); 11, not 10, so that the reading's spread does not reach
-	// it, while six allocations more (14.3-15.2) still do.
+	// it, while six allocations more (14.3-15.2) still do. Under the race
+	// detector it reads 9.0-10.9.
 	guardMCPGoExtraAllocs = 11
 	// CPU per call over bare's, in process, by bench/run's method (one
 	// round of the paired worker's, toolmw's audit rows charged to it):
@@ -155,6 +157,19 @@ func slack() float64 {
 	return 2
 }
 
+// endToEndSlack is slack for a whole tools/call's count against the bare
+// SDK's: under the race detector the mean over extraAllocs' calls moves
+// by about 0.7 a call on mcp-go and 1 on go-sdk (12.2-15.3 in 14 runs at
+// load 2 against a budget of 12), so the bound there is 7 over the budget
+// and catches gross growth only; the close bound is the build without it,
+// which .ci/run runs too.
+func endToEndSlack() float64 {
+	if raceEnabled {
+		return 7
+	}
+	return slack()
+}
+
 func TestGuardChainAllocs(t *testing.T) {
 	w := newAsync(t, discardSink, audit.AsyncConfig{QueueSize: 1 << 16, BatchSize: 1024, Policy: audit.Drop})
 	h, err := fullChain(w).Then(okHandler)
@@ -247,18 +262,36 @@ func guardPairs(t *testing.T) []guardPair {
 // extraAllocs is the heap allocations per call of bare and of tm, each
 // behind its client in this process, in alternate blocks of calls (after
 // a warm-up), so that whatever a run of calls leaves in the pools falls on
-// both alike.
+// both alike. It runs on one P with the collector off between blocks (as
+// pairedProcess does), so that neither the scheduler's hand-offs nor a
+// collection mid-block move a count. Under the race detector sync.Pool
+// drops a quarter of what it is given at random, and a dropped buffer
+// costs its user several allocations anew: one call's count then moves by
+// about 25 (a block of 40's difference by about 4), so the mean is taken
+// over three times the calls, its standard error about 0.7 a call (it was
+// 1.5 over 400 calls, and CI once read 10 allocations more as +15.5
+// against a bound of 16).
 func extraAllocs(bare, tm func()) (perCallBare, perCallTM float64) {
+	procs := runtime.GOMAXPROCS(1)
+	gc := debug.SetGCPercent(-1)
+	defer func() {
+		runtime.GOMAXPROCS(procs)
+		debug.SetGCPercent(gc)
+	}()
 	for range 20 {
 		bare()
 		tm()
 	}
-	const blocks, block = 10, 40
+	blocks := 10
+	if raceEnabled {
+		blocks = 30
+	}
+	const block = 40
 	for range blocks {
 		perCallBare += allocsPerCall(block, bare)
 		perCallTM += allocsPerCall(block, tm)
 	}
-	return perCallBare / blocks, perCallTM / blocks
+	return perCallBare / float64(blocks), perCallTM / float64(blocks)
 }
 
 func TestGuardEndToEndAllocs(t *testing.T) {
@@ -266,7 +299,7 @@ func TestGuardEndToEndAllocs(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			bare, tm := extraAllocs(p.bare, p.tm)
 			t.Logf("%s: bare %.1f, toolmw %.1f allocs per call: +%.1f (budget +%.0f)", p.name, bare, tm, tm-bare, p.extraAllocs)
-			assert.LessOrEqual(t, tm-bare, p.extraAllocs+slack(),
+			assert.LessOrEqual(t, tm-bare, p.extraAllocs+endToEndSlack(),
 				"toolmw adds %.1f allocations per call to the bare SDK's %.1f; the budget is %.0f", tm-bare, bare, p.extraAllocs)
 		})
 	}
@@ -318,12 +351,14 @@ func TestGuardCatchesDearerCalls(t *testing.T) {
 
 // TestGuardCatchesMoreAllocs is the allocation guard's power: toolmw's
 // call path with six allocations more per call (a tiny struct each)
-// exceeds TestGuardEndToEndAllocs' budget, on both SDKs; ten under the
-// race detector, whose slack is 5 (its counts move by a few a call).
+// exceeds TestGuardEndToEndAllocs' budget, on both SDKs; fifteen under
+// the race detector, whose slack is 7 (see endToEndSlack: with ten more
+// and a slack of 5, mcp-go read 18.6-20.5 against a bound of 16, and CI
+// once 15.5 over a third of the calls).
 func TestGuardCatchesMoreAllocs(t *testing.T) {
 	more := 6
 	if raceEnabled {
-		more = 10
+		more = 15
 	}
 	for _, p := range guardPairs(t) {
 		t.Run(p.name, func(t *testing.T) {
@@ -337,7 +372,7 @@ func TestGuardCatchesMoreAllocs(t *testing.T) {
 			}
 			bare, got := extraAllocs(p.bare, dearer)
 			t.Logf("%s with %d allocations more: +%.1f over bare (budget +%.0f)", p.name, more, got-bare, p.extraAllocs)
-			assert.Greater(t, got-bare, p.extraAllocs+slack(), "%d allocations more per call stay within the budget: the guard would not catch them", more)
+			assert.Greater(t, got-bare, p.extraAllocs+endToEndSlack(), "%d allocations more per call stay within the budget: the guard would not catch them", more)
 		})
 	}
 }
