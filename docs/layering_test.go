@@ -3,6 +3,7 @@ package docs
 import (
 	"bufio"
 	"bytes"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -11,12 +12,14 @@ import (
 
 const module = "github.com/toolmw/toolmw/"
 
-// TestImportsPointOneWay holds the layering of docs/adapter-kit.md and
-// the design: errs <- toolctx <- toolctx/adapter <- the adapters, and
-// toolctx <- middleware <- audit <- serve, examples and cmd; internal/
-// holds ground helpers that import nothing of toolmw's; a user who imports
+// TestImportsPointOneWay holds the layering of docs/README.md ("Packages
+// and layering") and the design: errs <- toolctx <- toolctx/adapter <- the
+// adapters; toolctx and toolctx/adapter <- middleware <- middleware/httpmw
+// <- audit (and otelmw, redisstore) <- serve, examples and cmd; only those,
+// the test kits and bench import an adapter; internal/ holds ground helpers
+// that import nothing of toolmw outside internal/; a user who imports
 // middleware builds no SDK, database driver, Redis client or OpenTelemetry,
-// and one who imports audit builds no driver and no OpenTelemetry. It reads
+// and one who imports audit builds no SDK, driver or OpenTelemetry. It reads
 // each package's transitive imports (not its tests') from go list.
 func TestImportsPointOneWay(t *testing.T) {
 	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./...")
@@ -121,6 +124,54 @@ func TestImportsPointOneWay(t *testing.T) {
 					t.Errorf("importing %s builds %s: the layer %s promises not to", pkg, d, layer)
 				}
 			}
+		}
+	}
+}
+
+// TestPackagesAreListed holds docs/README.md's list of packages to the
+// module: every package go list names has its line ("- `PATH` — ..."),
+// and every line names a package that exists.
+func TestPackagesAreListed(t *testing.T) {
+	cmd := exec.Command("go", "list", "./...")
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	want := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		want[strings.TrimPrefix(p, module)] = true
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Packages and layering\n")
+	if !ok {
+		t.Fatal(`README.md has no section "## Packages and layering"`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	listed := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		rest, ok := strings.CutPrefix(line, "- `")
+		if !ok {
+			continue
+		}
+		path, tail, ok := strings.Cut(rest, "`")
+		if !ok || !strings.HasPrefix(tail, " — ") {
+			continue // a layering rule, not a package's line
+		}
+		if listed[path] {
+			t.Errorf("README.md lists %s twice", path)
+		}
+		listed[path] = true
+		if !want[path] {
+			t.Errorf("README.md lists %s, which go list does not name", path)
+		}
+	}
+	for p := range want {
+		if !listed[p] {
+			t.Errorf("README.md's package list lacks %s (one line: \"- `%s` — what it is\")", p, p)
 		}
 	}
 }

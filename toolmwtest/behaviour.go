@@ -32,7 +32,15 @@ const (
 const (
 	RowPublicMessage = "no such order"
 	RowOwnText       = "the order is locked"
+	RowCountText     = "counted" // RowInvalid's answer to valid arguments
 )
+
+// CountArgs are the arguments [RowInvalid] takes: {"count": integer},
+// required; an SDK kit's AddCountTool decodes them with its SDK's typed
+// handler.
+type CountArgs struct {
+	Count int `json:"count"`
+}
 
 // CheckRows calls the row tools over conn (registered with secret) and adds
 // to res a problem for each row of the behaviour table the server breaks:

@@ -20,9 +20,10 @@
 // tools next to the user's own, call everything and report, are in the
 // subpackages: toolmwtest/mcpsdktest for github.com/modelcontextprotocol/go-sdk
 // and toolmwtest/mcpgotest for github.com/mark3labs/mcp-go. Import the one
-// for your SDK from a _test.go file. They keep only their SDK's connector:
-// the transports ([Transport]), the run ([Check]) and the behaviour table
-// ([CheckTable]) are here, so a server with no SDK (examples/adapter) is
-// checked with any kit's client. toolmwtest/shapes is the hostile error set
-// itself, for a package's own canary tests.
+// for your SDK from a _test.go file. They keep only their SDK's connector
+// (a [Kit]'s Dial and codec): the transports ([Transport]), the recording
+// and the HTTP server of a connection ([Wire]), the run ([Check]) and the
+// behaviour table ([CheckTable]) are here, so a server with no SDK
+// (examples/adapter) is checked with any kit's client. toolmwtest/shapes is
+// the hostile error set itself, for a package's own canary tests.
 package toolmwtest

@@ -46,10 +46,12 @@ type BehaviourConfig[S any] struct {
 // Kit is an SDK's connector for the runs that every SDK kit makes alike,
 // on servers of type S whose tools answer with results of type R: its
 // name, its default transports, its own failure shapes, how it registers
-// tools on its server, and how it connects its client. The runs are Kit's
-// methods; toolmwtest/mcpsdktest and toolmwtest/mcpgotest each hold only
-// their SDK's Kit (mcpsdktest.Kit(), mcpgotest.Kit()), and a third SDK's
-// kit can be one too.
+// tools on its server, and how its client connects and reads a result
+// (Dial and Answer; the recording, the HTTP server and the liveness probe
+// are the Kit's own). The runs are Kit's methods; toolmwtest/mcpsdktest
+// and toolmwtest/mcpgotest each hold only their SDK's Kit
+// (mcpsdktest.Kit(), mcpgotest.Kit()), and a third SDK's kit can be one
+// too.
 type Kit[S, R any] struct {
 	// Name prefixes the kit's errors ("mcpsdktest") and tags the canaries
 	// of its own shapes.
@@ -66,14 +68,18 @@ type Kit[S, R any] struct {
 	// Result is the SDK's result of a Reply: its text as the one content
 	// block, IsError, and Structured as the structured content.
 	Result func(Reply) R
-	// AddFailingTool registers on s the tool named [ToolName](i) that
-	// fails as f ([Returned]), in one of the SDK's ways of registering a
-	// tool: an SDK kit alternates them by i, so that each of the SDK's
-	// ways of turning an error into a response is tried.
-	AddFailingTool func(s S, i int, f Failure)
+	// AddTypedFailingTool registers on s the tool named name, described by
+	// description, that fails as f ([Returned]) through the SDK's typed
+	// way of registering a tool, and reports whether it did: false where
+	// that way cannot fail as f (the kit registers it with AddTool then).
+	// [Kit.AddFailingTools] alternates, AddTool for even indexes and
+	// AddTypedFailingTool for odd ones, so that each of the SDK's ways of
+	// turning an error into a response is tried.
+	AddTypedFailingTool func(s S, name, description string, f Failure) bool
 	// AddCountTool registers on s the tool of the behaviour table's
 	// invalid-arguments row ([RowInvalid]): it takes {"count": integer},
-	// required, decoded by the SDK's typed handler, and answers "counted".
+	// required ([CountArgs]), decoded by the SDK's typed handler, and
+	// answers [RowCountText].
 	AddCountTool func(s S, name string)
 	// NewGuarded returns a server without tools with toolmw installed
 	// around m, its tools filtered by the adapter's WithVisibility(visible),
@@ -84,11 +90,16 @@ type Kit[S, R any] struct {
 	// context (toolctx.WithIdentity), where the SDK needs more to hand it
 	// to a session's calls (go-sdk: mcpsdk.ForwardIdentity).
 	Identify func(http.Handler) http.Handler
-	// Connect serves s over tr, its HTTP handler wrapped by wrap, and
-	// connects the SDK's client to it, recording every byte from the
-	// server. For a [Command] transport s is the zero S: the binary is
-	// the server ([StartCommand]).
-	Connect func(ctx context.Context, s S, wrap func(http.Handler) http.Handler, tr Transport) (Conn, error)
+	// Dial serves s over tr and connects the SDK's client to it through
+	// w: every byte the client receives goes to w.Received (an HTTP
+	// transport's with [Wire.HTTP]'s server and client), and what Dial
+	// starts is stopped with [Wire.OnClose]. For a [Command] transport s
+	// is the zero S: the binary is the server ([StartCommand]). It returns
+	// an error for a transport the SDK's kit does not serve.
+	Dial func(ctx context.Context, s S, tr Transport, w *Wire) (Client[R], error)
+	// Answer is what a model reads of a result the SDK's client decoded
+	// (the inverse of Result); r may be the zero R.
+	Answer func(r R) Answer
 }
 
 // Run runs [Kit.Check] and reports each problem with t.Error; it returns
@@ -121,7 +132,7 @@ func (k Kit[S, R]) Check(ctx context.Context, cfg ServerConfig[S]) (*Result, err
 			s = cfg.NewServer()
 			k.AddFailingTools(s, fs)
 		}
-		return k.Connect(ctx, s, wrap, tr)
+		return k.connect(ctx, s, wrap, tr)
 	})
 }
 
@@ -136,7 +147,7 @@ func (k Kit[S, R]) CheckBehaviour(ctx context.Context, cfg BehaviourConfig[S]) (
 	return CheckTable(ctx, cfg.Causes, cfg.CallTimeout, func(secret string) (Conn, error) {
 		s := cfg.NewServer()
 		k.addRowTools(s, secret)
-		return k.Connect(ctx, s, func(h http.Handler) http.Handler { return h }, InMemory)
+		return k.connect(ctx, s, nil, InMemory)
 	})
 }
 
@@ -146,13 +157,19 @@ func (k Kit[S, R]) Failures(seed int64, n int) []Failure {
 	return GenerateWith(seed, n, k.Shapes, k.Name)
 }
 
-// AddFailingTools registers one tool per failure on s ([Kit.AddFailingTool])
-// and [AliveTool]. Register them before installing toolmw or after: the
-// adapters wrap natively registered tools.
+// AddFailingTools registers one tool per failure on s, the i-th named
+// [ToolName](i) (with [Kit.AddTool] for even indexes, with
+// [Kit.AddTypedFailingTool] for odd ones), and [AliveTool]. Register them
+// before installing toolmw or after: the adapters wrap natively
+// registered tools.
 func (k Kit[S, R]) AddFailingTools(s S, fs []Failure) {
 	k.addReply(s, AliveTool, func() (Reply, error) { return Reply{Text: "ok"}, nil })
 	for i, f := range fs {
-		k.AddFailingTool(s, i, f)
+		name, desc := ToolName(i), "toolmwtest: fails as "+f.Shape
+		if i%2 == 1 && k.AddTypedFailingTool(s, name, desc, f) {
+			continue
+		}
+		k.AddTool(s, name, desc, func() (R, error) { return Returned[R](f) })
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -57,7 +56,7 @@ func (k Kit[S, R]) checkResultType(ctx context.Context, tr Transport, res *Resul
 	k.addReply(s, "leaks", func() (Reply, error) {
 		return Reply{Text: "use postgres://app:" + rtCanary + "@db/prod"}, nil
 	})
-	conn, err := k.Connect(ctx, s, func(h http.Handler) http.Handler { return h }, tr)
+	conn, err := k.connect(ctx, s, nil, tr)
 	if err != nil {
 		return err
 	}

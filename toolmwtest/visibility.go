@@ -72,7 +72,7 @@ func (k Kit[S, R]) checkVisibility(ctx context.Context, tr Transport, observed b
 			h.ServeHTTP(w, r.WithContext(toolctx.WithIdentity(r.Context(), visCaller)))
 		})
 	}
-	conn, err := k.Connect(ctx, s, wrap, tr)
+	conn, err := k.connect(ctx, s, wrap, tr)
 	if err != nil {
 		return err
 	}

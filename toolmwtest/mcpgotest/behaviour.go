@@ -9,19 +9,17 @@ import (
 
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
+	"github.com/toolmw/toolmw/toolmwtest"
 )
 
 // addCountTool is the kit's AddCountTool: mcp-go validates no arguments
 // unless the server has WithInputSchemaValidation, so the tool decodes
 // them with mcpgo.TypedHandler.
 func addCountTool(s *server.MCPServer, name string) {
-	type countIn struct {
-		Count int `json:"count"`
-	}
 	s.AddTool(mcp.NewToolWithRawSchema(name, "toolmwtest: takes a count",
 		json.RawMessage(`{"type":"object","properties":{"count":{"type":"integer"}},"required":["count"]}`)),
-		mcpgo.TypedHandler(func(context.Context, mcp.CallToolRequest, countIn) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText("counted"), nil
+		mcpgo.TypedHandler(func(context.Context, mcp.CallToolRequest, toolmwtest.CountArgs) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(toolmwtest.RowCountText), nil
 		}))
 }
 

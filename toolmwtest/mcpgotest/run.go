@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"time"
 
@@ -42,11 +40,16 @@ type BehaviourConfig = toolmwtest.BehaviourConfig[*server.MCPServer]
 // shapes, which return results) plain ones.
 func Kit() toolmwtest.Kit[*server.MCPServer, *mcp.CallToolResult] {
 	return toolmwtest.Kit[*server.MCPServer, *mcp.CallToolResult]{
-		Name:       "mcpgotest",
-		Transports: []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.SSE, toolmwtest.Stdio},
-		Shapes:     sdkShapes,
-		AddTool:    addTool, AddFailingTool: addFailingTool, Result: result, AddCountTool: addCountTool,
-		NewGuarded: newGuarded, Connect: connect,
+		Name:                "mcpgotest",
+		Transports:          []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.SSE, toolmwtest.Stdio},
+		Shapes:              sdkShapes,
+		AddTool:             addTool,
+		Result:              result,
+		AddTypedFailingTool: addTypedFailingTool,
+		AddCountTool:        addCountTool,
+		NewGuarded:          newGuarded,
+		Dial:                dial,
+		Answer:              answer,
 	}
 }
 
@@ -72,41 +75,42 @@ func StdioClient(s *server.MCPServer, tee io.Writer) (c *client.Client, stop fun
 	return client.NewClient(transport.NewIO(io.TeeReader(clientIn, tee), clientOut, io.NopCloser(strings.NewReader("")))), stop
 }
 
-// connect serves s over tr and connects mcp-go's client to it.
-func connect(ctx context.Context, s *server.MCPServer, wrap func(http.Handler) http.Handler, tr toolmwtest.Transport) (toolmwtest.Conn, error) {
-	rec := new(toolmwtest.Recorder)
-	hc := &http.Client{Transport: rec.HTTPTransport(http.DefaultTransport)}
+// dial serves s over tr and connects mcp-go's client to it: HTTP on w's
+// httptest server, stdio over pipes teed into w.Received, in memory with
+// mcp-go's in-process client, whose results it records as JSON (there are
+// no bytes on that path).
+func dial(ctx context.Context, s *server.MCPServer, tr toolmwtest.Transport, w *toolmwtest.Wire) (toolmwtest.Client[*mcp.CallToolResult], error) {
 	var (
-		c    *client.Client
-		stop = func() {}
-		err  error
+		c   *client.Client
+		err error
 	)
 	switch tr.String() {
 	case toolmwtest.InMemory.String():
 		c, err = client.NewInProcessClient(s)
 	case toolmwtest.StreamableHTTP.String(), toolmwtest.StatelessHTTP.String():
 		stateless := server.WithStateLess(tr.String() == toolmwtest.StatelessHTTP.String())
-		srv := httptest.NewServer(wrap(server.NewStreamableHTTPServer(s, stateless)))
-		stop = srv.Close
-		c, err = client.NewStreamableHttpClient(srv.URL+"/mcp", transport.WithHTTPBasicClient(hc))
+		url, hc := w.HTTP(server.NewStreamableHTTPServer(s, stateless))
+		c, err = client.NewStreamableHttpClient(url+"/mcp", transport.WithHTTPBasicClient(hc))
 	case toolmwtest.SSE.String():
 		sse := server.NewSSEServer(s)
-		srv := httptest.NewServer(wrap(sse))
-		stop = func() { sse.CloseSessions(); srv.Close() }
-		c, err = client.NewSSEMCPClient(srv.URL+"/sse", transport.WithHTTPClient(hc))
+		w.OnClose(sse.CloseSessions) // the sessions first, then the HTTP server
+		url, hc := w.HTTP(sse)
+		c, err = client.NewSSEMCPClient(url+"/sse", transport.WithHTTPClient(hc))
 	case toolmwtest.Stdio.String():
-		c, stop = StdioClient(s, rec)
+		var stop func()
+		c, stop = StdioClient(s, w.Received)
+		w.OnClose(stop)
 	default:
-		return toolmwtest.Conn{}, fmt.Errorf("mcpgotest serves no transport %s", tr)
+		return toolmwtest.Client[*mcp.CallToolResult]{}, fmt.Errorf("mcpgotest serves no transport %s", tr)
 	}
 	if err == nil {
 		err = start(ctx, c)
 	}
 	if err != nil {
-		stop()
-		return toolmwtest.Conn{}, err
+		return toolmwtest.Client[*mcp.CallToolResult]{}, err
 	}
-	return toolmwtest.Conn{
+	inMemory := tr.String() == toolmwtest.InMemory.String()
+	return toolmwtest.Client[*mcp.CallToolResult]{
 		Transport: "mcp-go " + tr.String(),
 		ListTools: func(ctx context.Context) ([]toolmwtest.Tool, error) {
 			lt, err := c.ListTools(ctx, mcp.ListToolsRequest{})
@@ -123,37 +127,36 @@ func connect(ctx context.Context, s *server.MCPServer, wrap func(http.Handler) h
 			}
 			return out, nil
 		},
-		CallTool: func(ctx context.Context, name string, args map[string]any) (toolmwtest.Answer, error) {
+		CallTool: func(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
 			req := mcp.CallToolRequest{}
 			req.Params.Name, req.Params.Arguments = name, args
 			res, err := c.CallTool(ctx, req)
-			if tr.String() == toolmwtest.InMemory.String() { // no bytes: record what the client library hands over
+			if inMemory { // no bytes: record what the client library hands over
 				if b, jerr := json.Marshal(res); jerr == nil && res != nil {
-					_, _ = rec.Write(b)
+					_, _ = w.Received.Write(b)
 				}
 				if err != nil {
-					_, _ = rec.Write([]byte(err.Error()))
+					_, _ = w.Received.Write([]byte(err.Error()))
 				}
 			}
-			if err != nil || res == nil {
-				return toolmwtest.Answer{}, err
-			}
-			a := toolmwtest.Answer{IsError: res.IsError, Structured: res.StructuredContent != nil}
-			for _, ct := range res.Content {
-				if t, ok := ct.(mcp.TextContent); ok {
-					a.Text += t.Text
-				}
-			}
-			return a, nil
+			return res, err
 		},
-		// mcp-go's Ping sends nothing on protocol 2026-07-28 connections.
-		Alive: func(ctx context.Context) error {
-			_, err := c.ListTools(ctx, mcp.ListToolsRequest{})
-			return err
-		},
-		Received: rec,
-		Close:    func() { _ = c.Close(); stop() },
+		Close: func() { _ = c.Close() },
 	}, nil
+}
+
+// answer is the kit's Answer.
+func answer(res *mcp.CallToolResult) toolmwtest.Answer {
+	if res == nil {
+		return toolmwtest.Answer{}
+	}
+	a := toolmwtest.Answer{IsError: res.IsError, Structured: res.StructuredContent != nil}
+	for _, ct := range res.Content {
+		if t, ok := ct.(mcp.TextContent); ok {
+			a.Text += t.Text
+		}
+	}
+	return a
 }
 
 func start(ctx context.Context, c *client.Client) error {

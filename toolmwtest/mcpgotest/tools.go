@@ -24,19 +24,18 @@ func result(r toolmwtest.Reply) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{mcp.NewTextContent(r.Text)}, StructuredContent: r.Structured}
 }
 
-// addFailingTool is the kit's AddFailingTool: even indexes (and mcp-go's
-// own shapes, which return results) are plain handlers, odd ones
-// mcp.NewStructuredToolHandler handlers.
-func addFailingTool(s *server.MCPServer, i int, f toolmwtest.Failure) {
-	name, desc := toolmwtest.ToolName(i), "toolmwtest: fails as "+f.Shape
-	if i%2 == 0 || strings.HasPrefix(f.Shape, ownShape) {
-		addTool(s, name, desc, func() (*mcp.CallToolResult, error) { return toolmwtest.Returned[*mcp.CallToolResult](f) })
-		return
+// addTypedFailingTool is the kit's AddTypedFailingTool: an
+// mcp.NewStructuredToolHandler handler, for all but mcp-go's own shapes,
+// which return results (plain handlers, registered by the kit).
+func addTypedFailingTool(s *server.MCPServer, name, desc string, f toolmwtest.Failure) bool {
+	if strings.HasPrefix(f.Shape, ownShape) {
+		return false
 	}
 	s.AddTool(mcp.NewToolWithRawSchema(name, desc, json.RawMessage(`{"type":"object"}`)),
 		mcp.NewStructuredToolHandler(func(context.Context, mcp.CallToolRequest, struct{}) (any, error) {
 			return nil, f.Call()
 		}))
+	return true
 }
 
 // ownShape starts the shape of mcp-go's own failures (sdkShapes).

@@ -8,17 +8,15 @@ import (
 
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
+	"github.com/toolmw/toolmw/toolmwtest"
 )
 
 // addCountTool is the kit's AddCountTool: a typed tool, whose input schema
 // the SDK infers and validates.
 func addCountTool(s *mcp.Server, name string) {
-	type countIn struct {
-		Count int `json:"count"`
-	}
 	mcp.AddTool(s, &mcp.Tool{Name: name, Description: "toolmwtest: takes a count"},
-		func(context.Context, *mcp.CallToolRequest, countIn) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "counted"}}}, nil, nil
+		func(context.Context, *mcp.CallToolRequest, toolmwtest.CountArgs) (*mcp.CallToolResult, any, error) {
+			return result(toolmwtest.Reply{Text: toolmwtest.RowCountText}), nil, nil
 		})
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -31,81 +30,63 @@ type BehaviourConfig = toolmwtest.BehaviourConfig[*mcp.Server]
 // go-sdk's own shapes (a handler's own *jsonrpc.Error with a
 // protocol-looking code, a result whose structured content cannot be
 // encoded, ...); even tools are raw mcp.ToolHandlers, odd ones typed
-// handlers registered with mcp.AddTool, so both of the SDK's ways of
+// handlers registered with [mcp.AddTool], so both of the SDK's ways of
 // turning an error into a response are tried.
 func Kit() toolmwtest.Kit[*mcp.Server, *mcp.CallToolResult] {
 	return toolmwtest.Kit[*mcp.Server, *mcp.CallToolResult]{
-		Name:       "mcpsdktest",
-		Transports: []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.StatelessHTTP, toolmwtest.SSE},
-		Shapes:     sdkShapes,
-		AddTool:    addTool, AddFailingTool: addFailingTool, Result: result, AddCountTool: addCountTool,
-		NewGuarded: newGuarded, Identify: identify, Connect: connect,
+		Name:                "mcpsdktest",
+		Transports:          []toolmwtest.Transport{toolmwtest.InMemory, toolmwtest.StreamableHTTP, toolmwtest.StatelessHTTP, toolmwtest.SSE},
+		Shapes:              sdkShapes,
+		AddTool:             addTool,
+		Result:              result,
+		AddTypedFailingTool: addTypedFailingTool,
+		AddCountTool:        addCountTool,
+		NewGuarded:          newGuarded,
+		Identify:            identify,
+		Dial:                dial,
+		Answer:              answer,
 	}
 }
 
-// connect serves server over tr (a Command transport's binary instead)
-// and connects the SDK's client to it, recording every byte from the
-// server.
-func connect(ctx context.Context, server *mcp.Server, wrap func(http.Handler) http.Handler, tr toolmwtest.Transport) (toolmwtest.Conn, error) {
-	rec := new(toolmwtest.Recorder)
+// dial serves server over tr (a Command transport's binary instead) and
+// connects the SDK's client to it: HTTP on w's httptest server, in memory
+// through pipes whose server side is teed into w.Received.
+func dial(ctx context.Context, server *mcp.Server, tr toolmwtest.Transport, w *toolmwtest.Wire) (toolmwtest.Client[*mcp.CallToolResult], error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolmwtest", Version: "0.2.0"}, nil)
-	var (
-		cs   *mcp.ClientSession
-		stop func()
-		err  error
-	)
 	name := tr.String()
-	isHTTP := name == toolmwtest.StreamableHTTP.String() || name == toolmwtest.StatelessHTTP.String() || name == toolmwtest.SSE.String()
-	sse := name == toolmwtest.SSE.String()
-	switch {
-	case isHTTP:
-		getServer := func(*http.Request) *mcp.Server { return server }
-		var h http.Handler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: name == toolmwtest.StatelessHTTP.String()})
-		if sse {
-			h = mcp.NewSSEHandler(getServer, nil)
-		}
-		srv := httptest.NewServer(wrap(h))
-		hc := &http.Client{Transport: rec.HTTPTransport(http.DefaultTransport)}
-		var ct mcp.Transport = &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}
-		if sse {
-			ct = &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: hc}
-		}
-		stop = func() {
-			srv.CloseClientConnections()
-			srv.Close()
-			for ss := range server.Sessions() {
-				_ = ss.Close()
-			}
-		}
-		if cs, err = client.Connect(ctx, ct, nil); err != nil {
-			stop()
-		}
-	case name == toolmwtest.InMemory.String():
+	getServer := func(*http.Request) *mcp.Server { return server }
+	var ct mcp.Transport
+	switch name {
+	case toolmwtest.StreamableHTTP.String(), toolmwtest.StatelessHTTP.String():
+		url, hc := w.HTTP(mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: name == toolmwtest.StatelessHTTP.String()}))
+		ct = &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}
+		w.OnClose(closeSessions(server))
+	case toolmwtest.SSE.String():
+		url, hc := w.HTTP(mcp.NewSSEHandler(getServer, nil))
+		ct = &mcp.SSEClientTransport{Endpoint: url, HTTPClient: hc}
+		w.OnClose(closeSessions(server))
+	case toolmwtest.InMemory.String():
 		c2sR, c2sW := io.Pipe()
 		s2cR, s2cW := io.Pipe()
-		ss, serr := server.Connect(ctx, &mcp.IOTransport{Reader: c2sR, Writer: s2cW}, nil)
-		if serr != nil {
-			return toolmwtest.Conn{}, fmt.Errorf("serve: %w", serr)
+		ss, err := server.Connect(ctx, &mcp.IOTransport{Reader: c2sR, Writer: s2cW}, nil)
+		if err != nil {
+			return toolmwtest.Client[*mcp.CallToolResult]{}, fmt.Errorf("serve: %w", err)
 		}
-		stop = func() { _ = ss.Close() }
-		if cs, err = client.Connect(ctx, &mcp.IOTransport{Reader: rec.Tee(s2cR), Writer: c2sW}, nil); err != nil {
-			stop()
-		}
+		w.OnClose(func() { _ = ss.Close() })
+		ct = &mcp.IOTransport{Reader: w.Received.Tee(s2cR), Writer: c2sW}
 	default:
-		stdin, stdout, stopCmd, serr := toolmwtest.StartCommand(tr)
-		if serr != nil {
-			return toolmwtest.Conn{}, serr
+		stdin, stdout, stop, err := toolmwtest.StartCommand(tr)
+		if err != nil {
+			return toolmwtest.Client[*mcp.CallToolResult]{}, err
 		}
-		stop = stopCmd
-		if cs, err = client.Connect(ctx, &mcp.IOTransport{Reader: rec.Tee(stdout), Writer: stdin}, nil); err != nil {
-			stop()
-		}
+		w.OnClose(stop)
+		ct = &mcp.IOTransport{Reader: w.Received.Tee(stdout), Writer: stdin}
 	}
+	cs, err := client.Connect(ctx, ct, nil)
 	if err != nil {
-		return toolmwtest.Conn{}, fmt.Errorf("connect: %w", err)
+		return toolmwtest.Client[*mcp.CallToolResult]{}, fmt.Errorf("connect: %w", err)
 	}
-	return toolmwtest.Conn{
-		Transport: tr.String(),
+	return toolmwtest.Client[*mcp.CallToolResult]{
 		ListTools: func(ctx context.Context) ([]toolmwtest.Tool, error) {
 			var out []toolmwtest.Tool
 			for tool, err := range cs.Tools(ctx, nil) {
@@ -116,24 +97,33 @@ func connect(ctx context.Context, server *mcp.Server, wrap func(http.Handler) ht
 			}
 			return out, nil
 		},
-		CallTool: func(ctx context.Context, name string, args map[string]any) (toolmwtest.Answer, error) {
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-			if err != nil || res == nil {
-				return toolmwtest.Answer{}, err
-			}
-			a := toolmwtest.Answer{IsError: res.IsError, Structured: res.StructuredContent != nil}
-			for _, c := range res.Content {
-				if t, ok := c.(*mcp.TextContent); ok {
-					a.Text += t.Text
-				}
-			}
-			return a, nil
+		CallTool: func(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+			return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 		},
-		Alive: func(ctx context.Context) error {
-			_, err := cs.ListTools(ctx, nil)
-			return err
-		},
-		Received: rec,
-		Close:    func() { _ = cs.Close(); stop() },
+		Close: func() { _ = cs.Close() },
 	}, nil
+}
+
+// closeSessions closes what is left of server's sessions, once its HTTP
+// server is closed.
+func closeSessions(server *mcp.Server) func() {
+	return func() {
+		for ss := range server.Sessions() {
+			_ = ss.Close()
+		}
+	}
+}
+
+// answer is the kit's Answer.
+func answer(res *mcp.CallToolResult) toolmwtest.Answer {
+	if res == nil {
+		return toolmwtest.Answer{}
+	}
+	a := toolmwtest.Answer{IsError: res.IsError, Structured: res.StructuredContent != nil}
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			a.Text += t.Text
+		}
+	}
+	return a
 }

@@ -25,19 +25,15 @@ func result(r toolmwtest.Reply) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{&mcp.TextContent{Text: r.Text}}, StructuredContent: r.Structured}
 }
 
-// addFailingTool is the kit's AddFailingTool: even indexes are raw
-// handlers, odd ones typed handlers registered with [mcp.AddTool].
-func addFailingTool(s *mcp.Server, i int, f toolmwtest.Failure) {
-	name, desc := toolmwtest.ToolName(i), "toolmwtest: fails as "+f.Shape
-	if i%2 == 0 {
-		addTool(s, name, desc, func() (*mcp.CallToolResult, error) { return toolmwtest.Returned[*mcp.CallToolResult](f) })
-		return
-	}
+// addTypedFailingTool is the kit's AddTypedFailingTool: a typed handler
+// registered with [mcp.AddTool], which fails as any failure does.
+func addTypedFailingTool(s *mcp.Server, name, desc string, f toolmwtest.Failure) bool {
 	mcp.AddTool(s, &mcp.Tool{Name: name, Description: desc},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			res, err := toolmwtest.Returned[*mcp.CallToolResult](f)
 			return res, nil, err
 		})
+	return true
 }
 
 // sdkShapes are go-sdk's own failure shapes, for the kit's Failures.
