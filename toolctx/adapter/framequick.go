@@ -233,25 +233,55 @@ func (s *scanner) skip(depth int) bool {
 	case c == 'n':
 		return s.literal("null")
 	case c == '-' || (c >= '0' && c <= '9'):
-		j, exp := s.i, false
-		for ; j < len(s.b); j++ {
-			if c := s.b[j]; c == 'e' || c == 'E' {
-				exp = true
-			} else if (c < '0' || c > '9') && c != '-' && c != '+' && c != '.' {
-				break
-			}
-		}
-		n := j - s.i
-		s.i = j
-		if !exp && n <= maxPlainDigits {
-			// Without an exponent, a number of fewer digits than float64's
-			// largest has is within its range: no need to parse it.
-			return true
-		}
-		_, err := strconv.ParseFloat(unsafe.String(&s.b[j-n], n), 64)
-		return err == nil
+		var ok bool
+		s.i, ok = number(s.b, s.i)
+		return ok
 	}
 	return false
+}
+
+// number reads the number that starts at b[i], in JSON that json.Valid
+// accepted, and returns where it ends and whether it is within float64's
+// range.
+func number(b []byte, i int) (end int, ok bool) {
+	j, exp := i, false
+	for ; j < len(b); j++ {
+		if c := b[j]; c == 'e' || c == 'E' {
+			exp = true
+		} else if (c < '0' || c > '9') && c != '-' && c != '+' && c != '.' {
+			break
+		}
+	}
+	if !exp && j-i <= maxPlainDigits {
+		// Without an exponent, a number of fewer digits than float64's
+		// largest has is within its range: no need to parse it.
+		return j, true
+	}
+	_, err := strconv.ParseFloat(unsafe.String(&b[i], j-i), 64)
+	return j, err == nil
+}
+
+// NumbersInRange reports whether every number in b, JSON that json.Valid
+// accepts, is within float64's range: encoding/json refuses to decode one
+// that is not into an any (mcp-go decodes a call's arguments so).
+func NumbersInRange(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case c == '-' || (c >= '0' && c <= '9'):
+			j, ok := number(b, i)
+			if !ok {
+				return false
+			}
+			i = j - 1
+		}
+	}
+	return true
 }
 
 func ascii(b []byte) bool {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -102,4 +103,20 @@ func TestAppendJSONID(t *testing.T) {
 	}
 	_, ok := adapter.AppendJSONID(nil, struct{}{})
 	assert.False(t, ok)
+}
+
+// TestNumbersInRange holds NumbersInRange to encoding/json's decoding into
+// an any, which refuses a number beyond float64's range.
+func TestNumbersInRange(t *testing.T) {
+	long := strings.Repeat("9", 400)
+	for _, b := range []string{
+		`{}`, `{"a":1}`, `[1.5e300,-2,0.25]`, `{"s":"1e999","t":"\"9e999"}`, `1e308`, `1e999`, `-1e999`,
+		`{"a":[` + long + `]}`, `{"a":0.` + long + `}`, `{"a":"` + long + `"}`, `{"a":1e-400}`, `[` + strings.Repeat("9", 308) + `]`,
+	} {
+		var v any
+		want := json.Unmarshal([]byte(b), &v) == nil
+		if got := adapter.NumbersInRange([]byte(b)); got != want {
+			t.Errorf("NumbersInRange(%.40s) = %v, encoding/json decodes it: %v", b, got, want)
+		}
+	}
 }

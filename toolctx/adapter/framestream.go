@@ -258,26 +258,20 @@ func scrubLine(p []byte) ([]byte, bool) {
 	}
 	var one map[string]json.RawMessage
 	var many []map[string]json.RawMessage
-	var b []byte
-	var err error
-	switch {
-	case json.Unmarshal(p, &one) == nil:
-		if !scrubWire(one) {
-			return p, false
-		}
-		b, err = json.Marshal(one)
-	case json.Unmarshal(p, &many) == nil:
-		changed := false
-		for _, m := range many {
-			changed = scrubWire(m) || changed
-		}
-		if !changed {
-			return p, false
-		}
-		b, err = json.Marshal(many)
-	default:
+	var v any = &many
+	if json.Unmarshal(p, &one) == nil {
+		many, v = []map[string]json.RawMessage{one}, one
+	} else if json.Unmarshal(p, &many) != nil {
 		return p, false
 	}
+	changed := false
+	for _, m := range many {
+		changed = scrubWire(m) || changed
+	}
+	if !changed {
+		return p, false
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return p, false
 	}

@@ -103,10 +103,7 @@ func validatesOutput(s *server.MCPServer) bool {
 	if s == nil {
 		return false
 	}
-	if outputValidatorField == nil {
-		return true
-	}
-	return !reflect.ValueOf(s).Elem().FieldByIndex(outputValidatorField).IsNil()
+	return outputValidatorField == nil || !reflect.ValueOf(s).Elem().FieldByIndex(outputValidatorField).IsNil()
 }
 
 // lookupTool finds the tool mcp-go runs for name, as handleToolCall does.

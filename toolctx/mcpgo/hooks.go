@@ -82,13 +82,10 @@ func (e *engine) rejected(ctx context.Context, r *mcp.CallToolRequest, pub *errs
 	_ = c.Observe(ctx, e.cfg, e.handler, c)
 }
 
-// inputValidationFeedback returns the text of mcp-go's input-validation
-// result, or false for one that came through the adapter (its
-// _meta[toolctx.ErrorMetaKey] says so); the text is never looked at.
+// inputValidationFeedback returns the text of r, mcp-go's isError
+// input-validation result, or false for one that came through the adapter
+// (its _meta[toolctx.ErrorMetaKey] says so); the text is never looked at.
 func (e *engine) inputValidationFeedback(r *mcp.CallToolResult) (string, bool) {
-	if !r.IsError {
-		return "", false
-	}
 	if r.Meta != nil {
 		if _, ours := r.Meta.AdditionalFields[toolctx.ErrorMetaKey]; ours {
 			return "", false

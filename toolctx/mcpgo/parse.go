@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
-	"strings"
-	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -102,36 +99,15 @@ func decodeToolsCall(e adapter.Envelope) error {
 	if err := json.Unmarshal(e.Message, &v); err != nil {
 		return err
 	}
-	return numbersInRange(v.Params.Arguments)
-}
-
-// errNumberRange is numbersInRange's answer; only its being non-nil matters.
-var errNumberRange = errors.New("a number beyond float64's range")
-
-// numbersInRange reports whether a number in the valid JSON b is beyond
-// float64's range, which encoding/json refuses to decode into an any.
-func numbersInRange(b []byte) error {
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-		case c == '-' || (c >= '0' && c <= '9'):
-			j := i
-			for j < len(b) && strings.IndexByte("+-.eE0123456789", b[j]) >= 0 {
-				j++
-			}
-			if _, err := strconv.ParseFloat(unsafe.String(&b[i], j-i), 64); err != nil {
-				return errNumberRange
-			}
-			i = j - 1
-		}
+	if !adapter.NumbersInRange(v.Params.Arguments) {
+		return errNumberRange
 	}
 	return nil
 }
+
+// errNumberRange is decodeToolsCall's answer to arguments with a number
+// beyond float64's range; only its being non-nil matters.
+var errNumberRange = errors.New("a number beyond float64's range")
 
 // addParseGuard adds to h the hook that answers a request mcp-go could not
 // decode with the kit's fixed invalid-request error instead of the

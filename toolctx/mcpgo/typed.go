@@ -79,11 +79,10 @@ func bind[T any](request mcp.CallToolRequest) (T, error) {
 	if err := request.BindArguments(&args); err != nil {
 		raw := arguments(&request).JSON()
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && !feedback.FromCaller(err, raw) {
-			return args, errs.InvalidArguments(errBind).WithCause(err)
-		}
-		if problems, ok := feedback.JSONProblems(err, raw); ok {
-			return args, errs.InvalidArguments(feedback.Message(problems)).WithDetail(feedback.Detail(problems)).WithCause(err)
+		if !errors.As(err, &te) || feedback.FromCaller(err, raw) {
+			if problems, ok := feedback.JSONProblems(err, raw); ok {
+				return args, errs.InvalidArguments(feedback.Message(problems)).WithDetail(feedback.Detail(problems)).WithCause(err)
+			}
 		}
 		return args, errs.InvalidArguments(errBind).WithCause(err)
 	}

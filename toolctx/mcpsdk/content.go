@@ -25,7 +25,7 @@ func fromSDKContent(in []mcp.Content) []toolctx.Content {
 		case *mcp.ResourceLink:
 			out = append(out, &toolctx.ResourceLink{
 				URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description,
-				MIMEType: c.MIMEType, Size: c.Size, Icons: fromSDKIcons(c.Icons),
+				MIMEType: c.MIMEType, Size: c.Size, Icons: convert(c.Icons, fromSDKIcon),
 				Annotations: fromSDKAnnotations(c.Annotations), Meta: c.Meta,
 			})
 		case *mcp.EmbeddedResource:
@@ -54,7 +54,7 @@ func toSDKContent(in []toolctx.Content) []mcp.Content {
 		case *toolctx.ResourceLink:
 			out = append(out, &mcp.ResourceLink{
 				URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description,
-				MIMEType: c.MIMEType, Size: c.Size, Icons: toSDKIcons(c.Icons),
+				MIMEType: c.MIMEType, Size: c.Size, Icons: convert(c.Icons, toSDKIcon),
 				Annotations: toSDKAnnotations(c.Annotations), Meta: c.Meta,
 			})
 		case *toolctx.EmbeddedResource:
@@ -74,10 +74,7 @@ func fromSDKAnnotations(a *mcp.Annotations) *toolctx.Annotations {
 	}
 	out := &toolctx.Annotations{LastModified: a.LastModified}
 	if len(a.Audience) > 0 {
-		out.Audience = make([]toolctx.Role, len(a.Audience))
-		for i, r := range a.Audience {
-			out.Audience[i] = toolctx.Role(r)
-		}
+		out.Audience = convert(a.Audience, func(r mcp.Role) toolctx.Role { return toolctx.Role(r) })
 	}
 	// The SDK encodes a zero priority as absent: 0 and unset are the same
 	// on the wire.
@@ -94,10 +91,7 @@ func toSDKAnnotations(a *toolctx.Annotations) *mcp.Annotations {
 	}
 	out := &mcp.Annotations{LastModified: a.LastModified}
 	if len(a.Audience) > 0 {
-		out.Audience = make([]mcp.Role, len(a.Audience))
-		for i, r := range a.Audience {
-			out.Audience[i] = mcp.Role(r)
-		}
+		out.Audience = convert(a.Audience, func(r toolctx.Role) mcp.Role { return mcp.Role(r) })
 	}
 	if a.Priority != nil {
 		out.Priority = *a.Priority
@@ -105,24 +99,22 @@ func toSDKAnnotations(a *toolctx.Annotations) *mcp.Annotations {
 	return out
 }
 
-func fromSDKIcons(in []mcp.Icon) []toolctx.Icon {
-	if in == nil {
-		return nil
-	}
-	out := make([]toolctx.Icon, len(in))
-	for i, ic := range in {
-		out[i] = toolctx.Icon{Src: ic.Source, MIMEType: ic.MIMEType, Sizes: ic.Sizes, Theme: string(ic.Theme)}
-	}
-	return out
+func fromSDKIcon(ic mcp.Icon) toolctx.Icon {
+	return toolctx.Icon{Src: ic.Source, MIMEType: ic.MIMEType, Sizes: ic.Sizes, Theme: string(ic.Theme)}
 }
 
-func toSDKIcons(in []toolctx.Icon) []mcp.Icon {
+func toSDKIcon(ic toolctx.Icon) mcp.Icon {
+	return mcp.Icon{Source: ic.Src, MIMEType: ic.MIMEType, Sizes: ic.Sizes, Theme: mcp.IconTheme(ic.Theme)}
+}
+
+// convert maps each element of in with f; nil stays nil.
+func convert[T, U any](in []T, f func(T) U) []U {
 	if in == nil {
 		return nil
 	}
-	out := make([]mcp.Icon, len(in))
-	for i, ic := range in {
-		out[i] = mcp.Icon{Source: ic.Src, MIMEType: ic.MIMEType, Sizes: ic.Sizes, Theme: mcp.IconTheme(ic.Theme)}
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = f(v)
 	}
 	return out
 }

@@ -80,7 +80,7 @@ func (t terminal) inputValidation(ctx context.Context, sreq *mcp.CallToolRequest
 	if tool == nil || tool.InputSchema == nil {
 		return nil, false
 	}
-	in, err := t.schemas.inputSchema(tool)
+	in, err := inputSchema(t.schemas, tool)
 	if err != nil {
 		return nil, false
 	}

@@ -26,10 +26,8 @@ func modernClient(ss *mcp.ServerSession) bool {
 	if ss == nil {
 		return true
 	}
-	if p := ss.InitializeParams(); p != nil {
-		return p.ProtocolVersion >= "2026-07-28"
-	}
-	return true
+	p := ss.InitializeParams()
+	return p == nil || p.ProtocolVersion >= "2026-07-28"
 }
 
 // completeShell is an empty complete result for a client of ss that

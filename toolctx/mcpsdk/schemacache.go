@@ -20,13 +20,10 @@ type schemaKey struct {
 }
 
 // schemaCache holds the compiled input schemas of origin.go's check.
-type schemaCache struct {
-	adapter.SchemaCache[schemaKey, *jsonschema.Resolved]
-}
+type schemaCache = adapter.SchemaCache[schemaKey, *jsonschema.Resolved]
 
-// inputSchema returns tool's compiled input schema (c may be nil: no
-// cache).
-func (c *schemaCache) inputSchema(tool *mcp.Tool) (*jsonschema.Resolved, error) {
+// inputSchema returns tool's compiled input schema from c (nil: no cache).
+func inputSchema(c *schemaCache, tool *mcp.Tool) (*jsonschema.Resolved, error) {
 	compile := func() (*jsonschema.Resolved, error) { return compileSchema(tool.InputSchema) }
 	if c == nil {
 		return compile()
