@@ -163,7 +163,13 @@ func wireIO(t *testing.T, s *mcp.Server, l *slog.Logger) wire {
 // otherwise); the others return nil unsent.
 func wireInMemory(t *testing.T, s *mcp.Server, l *slog.Logger) wire {
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(context.Background(), guardTransport(st, l), nil)
+	return wireConn(t, s, guardTransport(st, l), ct)
+}
+
+// wireConn connects s to st and speaks to it through ct, the other end,
+// in messages go-sdk's codec decodes.
+func wireConn(t *testing.T, s *mcp.Server, st, ct mcp.Transport) wire {
+	ss, err := s.Connect(context.Background(), st, nil)
 	require.NoError(t, err)
 	conn, err := ct.Connect(context.Background())
 	require.NoError(t, err)
@@ -197,6 +203,17 @@ func wireInMemory(t *testing.T, s *mcp.Server, l *slog.Logger) wire {
 		require.NoError(t, conn.Write(context.Background(), msg), "the server closed the connection")
 		return nil, true
 	}}
+}
+
+// otherTransport is a transport GuardTransport does not know (none of
+// stdio, IO or in-memory): its connection decodes the messages itself, so
+// the guard checks the params of the requests it reads (guardedConn).
+type otherTransport struct{ mcp.Transport }
+
+// wireOther is wireInMemory with the server's end behind otherTransport.
+func wireOther(t *testing.T, s *mcp.Server, l *slog.Logger) wire {
+	st, ct := mcp.NewInMemoryTransports()
+	return wireConn(t, s, guardTransport(otherTransport{st}, l), ct)
 }
 
 // wireInMemoryRaw writes raw lines on the client's end of an in-memory
@@ -305,6 +322,7 @@ func wireSSE(t *testing.T, s *mcp.Server, l *slog.Logger) wire {
 var frameWires = map[string]func(*testing.T, *mcp.Server, *slog.Logger) wire{
 	"in-memory":                 wireInMemory,
 	"in-memory raw":             wireInMemoryRaw,
+	"other transport":           wireOther,
 	"io":                        wireIO,
 	"streamable-http":           wireStreamable(false),
 	"streamable-http stateless": wireStreamable(true),
