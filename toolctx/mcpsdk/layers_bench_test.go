@@ -33,7 +33,11 @@ import (
 // httptest server (one session): bare (twice: the second is the A/A
 // control), own (a receiving middleware that recovers and writes one slog
 // text line per method, the own-middleware arm of bench/run, after
-// bench/sdk_test.go's sdkRecoverLog), guard (in memory only: the server's
+// bench/sdk_test.go's sdkRecoverLog), stack (a receiving middleware that
+// only grows the goroutine's stack to 16 KiB before the SDK's tool handler
+// runs, as the adapter's coroutine does: the bare SDK grows each
+// request's new goroutine's stack several times, and this arm shows what
+// that costs), guard (in memory only: the server's
 // transport wrapped by GuardTransport, no middleware), adapter (Install
 // with a nil chain: the contained run, the request's fill, the result's
 // conversion and encoding), chain (Diagnostics, Normalize and Recover on
@@ -108,6 +112,7 @@ func layerArms(b *testing.B, tr toolctx.Transport) []layerArm {
 			s.AddReceivingMiddleware(recoverLog(slog.New(slog.NewTextHandler(io.Discard, nil))))
 		}, nil)},
 	}
+	arms = append(arms, layerArm{"stack", layerSession(b, tr, func(s *mcp.Server) { s.AddReceivingMiddleware(growFirst) }, nil)})
 	if tr == toolctx.TransportInMemory {
 		arms = append(arms, layerArm{"guard", layerSession(b, tr, none, func(t mcp.Transport) mcp.Transport { return mcpsdk.GuardTransport(t) })})
 	}
@@ -219,6 +224,34 @@ func layerSession(b *testing.B, tr toolctx.Transport, with func(*mcp.Server), wr
 		}
 	}
 }
+
+// growFirst is a receiving middleware that grows the goroutine's stack
+// before a tools/call goes on, as the adapter's coroutine does before the
+// SDK's handler runs on it (internal/contain's reserve): what the bare SDK
+// pays for growing its per-request goroutine's stack in the handler.
+func growFirst(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			growStack(false)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// growStack grows the calling goroutine's stack, in one copy, to hold an
+// 8 KiB frame (to 16 KiB) and touches none of it (touch is always false),
+// as internal/contain's reserve does.
+//
+//go:noinline
+func growStack(touch bool) {
+	if touch {
+		var frame [8 << 10]byte
+		keepFrame(frame[:])
+	}
+}
+
+//go:noinline
+func keepFrame([]byte) {}
 
 // recoverLog is the receiving middleware a go-sdk user writes (as
 // bench/sdk_test.go's sdkRecoverLog): a deferred recover turns a panic into
