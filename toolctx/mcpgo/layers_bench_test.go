@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -49,7 +52,16 @@ import (
 // costs.
 //
 //	go test -run '^$' -bench LayersCPU -benchtime 60x ./toolctx/mcpgo/
-func BenchmarkLayersCPU(b *testing.B) {
+func BenchmarkLayersCPU(b *testing.B) { layersCPU(b, layerClient) }
+
+// BenchmarkLayersCPUHTTP is BenchmarkLayersCPU with each arm's client on
+// streamable HTTP, to an httptest server on 127.0.0.1 (one session each):
+//
+//	go test -run '^$' -bench LayersCPUHTTP -benchtime 60x -cpu 1 ./toolctx/mcpgo/
+func BenchmarkLayersCPUHTTP(b *testing.B) { layersCPU(b, layerHTTPClient) }
+
+// layersCPU is BenchmarkLayersCPU with the arms' clients made by connect.
+func layersCPU(b *testing.B, connect func(*testing.B, ...server.ServerOption) func()) {
 	discard := slog.New(slog.DiscardHandler)
 	sink := audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil))
 	rows := audit.Direct(sink, audit.DirectConfig{FallbackLogger: discard})
@@ -64,19 +76,19 @@ func BenchmarkLayersCPU(b *testing.B) {
 		name string
 		call func()
 	}{
-		{"bare", layerClient(b)},
-		{"bare2", layerClient(b)},
-		{"recover", layerClient(b, server.WithRecovery())},
-		{"own", layerClient(b, server.WithRecovery(), server.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))},
-		{"hooks", layerClient(b, func(s *server.MCPServer) {
+		{"bare", connect(b)},
+		{"bare2", connect(b)},
+		{"recover", connect(b, server.WithRecovery())},
+		{"own", connect(b, server.WithRecovery(), server.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))},
+		{"hooks", connect(b, func(s *server.MCPServer) {
 			h := &server.Hooks{}
 			server.WithHooks(h)(s)
 			mcpgo.AddHooks(h, nil)
 		})},
-		{"middleware", layerClient(b, server.WithToolHandlerMiddleware(mcpgo.Middleware(nil)))},
-		{"adapter", layerClient(b, mcpgo.ServerOption(nil))},
-		{"chain", layerClient(b, chain())},
-		{"audit-sync", layerClient(b, chain(audit.Interceptor(rows)))},
+		{"middleware", connect(b, server.WithToolHandlerMiddleware(mcpgo.Middleware(nil)))},
+		{"adapter", connect(b, mcpgo.ServerOption(nil))},
+		{"chain", connect(b, chain())},
+		{"audit-sync", connect(b, chain(audit.Interceptor(rows)))},
 	}
 	for _, a := range arms {
 		for range 100 {
@@ -119,18 +131,42 @@ func BenchmarkLayersCPU(b *testing.B) {
 	b.ReportMetric(trimmedMean(bare), "bare-cpu-ns/call")
 }
 
-// layerClient is an in-process client of an mcp-go server built with opts
-// with one tool, echo; it returns one call of echo.
-func layerClient(b *testing.B, opts ...server.ServerOption) func() {
+// layerServer is an mcp-go server built with opts with one tool, echo.
+func layerServer(opts ...server.ServerOption) *server.MCPServer {
 	s := server.NewMCPServer("bench", "0", opts...)
 	s.AddTool(mcp.NewTool("echo", mcp.WithString("q")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		q, _ := req.GetArguments()["q"].(string)
 		return mcp.NewToolResultText(q), nil
 	})
-	c, err := client.NewInProcessClient(s)
+	return s
+}
+
+// layerClient is an in-process client of a layerServer built with opts;
+// it returns one call of echo.
+func layerClient(b *testing.B, opts ...server.ServerOption) func() {
+	c, err := client.NewInProcessClient(layerServer(opts...))
 	if err != nil {
 		b.Fatal(err)
 	}
+	return layerCall(b, c)
+}
+
+// layerHTTPClient is layerClient on streamable HTTP: the server behind an
+// httptest server on 127.0.0.1.
+func layerHTTPClient(b *testing.B, opts ...server.ServerOption) func() {
+	srv := httptest.NewServer(server.NewStreamableHTTPServer(layerServer(opts...)))
+	b.Cleanup(srv.Close)
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	b.Cleanup(t.CloseIdleConnections)
+	c, err := client.NewStreamableHttpClient(srv.URL+"/mcp", transport.WithHTTPBasicClient(&http.Client{Transport: t}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return layerCall(b, c)
+}
+
+// layerCall starts and initializes c and returns one call of echo.
+func layerCall(b *testing.B, c *client.Client) func() {
 	ctx := context.Background()
 	if err := c.Start(ctx); err != nil {
 		b.Fatal(err)
