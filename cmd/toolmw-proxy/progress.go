@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,6 +27,11 @@ import (
 type progressRoute struct {
 	session *mcp.ServerSession
 	token   any // the client's own token
+	// call is the client's call's context, without its cancellation: go-sdk's
+	// streamable HTTP server sends a notification on the stream of the
+	// request its context names, and on the session's standalone stream
+	// otherwise, where it can reach the client after the result.
+	call context.Context
 
 	mu        sync.Mutex
 	seen      int
@@ -33,8 +39,8 @@ type progressRoute struct {
 	caught    chan struct{} // closed and replaced when forwarded grows
 }
 
-func newProgressRoute(s *mcp.ServerSession, token any) *progressRoute {
-	return &progressRoute{session: s, token: token, caught: make(chan struct{})}
+func newProgressRoute(call context.Context, s *mcp.ServerSession, token any) *progressRoute {
+	return &progressRoute{session: s, token: token, call: context.WithoutCancel(call), caught: make(chan struct{})}
 }
 
 func (r *progressRoute) saw() {

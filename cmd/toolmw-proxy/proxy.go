@@ -220,7 +220,7 @@ func (p *proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	params.Meta = forwardMeta(req.Params.Meta)
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		up := "toolmw-proxy-" + strconv.FormatInt(p.progressSeq.Add(1), 10)
-		route := newProgressRoute(req.Session, tok)
+		route := newProgressRoute(ctx, req.Session, tok)
 		p.progress.Store(up, route)
 		defer func() {
 			// The progress sent before the result goes first (progress.go).
@@ -351,7 +351,7 @@ func (p *proxy) logMessage(ctx context.Context, r *mcp.LoggingMessageRequest) {
 
 // progressNotification sends an upstream progress notification to the
 // client whose call it is about, with the client's own token.
-func (p *proxy) progressNotification(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
+func (p *proxy) progressNotification(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 	v, ok := p.progress.Load(fmt.Sprint(r.Params.ProgressToken))
 	if !ok {
 		return
@@ -360,7 +360,7 @@ func (p *proxy) progressNotification(ctx context.Context, r *mcp.ProgressNotific
 	defer route.sent()
 	params := *r.Params
 	params.ProgressToken = route.token
-	_ = route.session.NotifyProgress(ctx, &params)
+	_ = route.session.NotifyProgress(route.call, &params) // on the call's own stream, before its result
 }
 
 // placeholder is the resource or prompt the proxy adds and removes at once
