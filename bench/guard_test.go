@@ -119,10 +119,11 @@ func pairedProcess(t *testing.T) {
 }
 
 // cpuRatio is arm b's CPU time per call over arm a's, in this process, by
-// bench/run's method (pairedServe's rounds: steps of one call each in a
-// new random order, each arm's figure robust to a spike, b's audit rows
-// written within its time): the median of guardRounds rounds' ratios, and
-// the two arms' CPU per call in the median round.
+// pairedServe's rounds (each arm's figure robust to a spike, b's audit rows
+// written within its time) with steps of one call each, where bench/run
+// takes 8: the bound is generous and shorter steps are the narrower: the
+// median of guardRounds rounds' ratios, and the two arms' CPU per call in
+// the median round.
 func cpuRatio(t *testing.T, a, b pairedCall, steps int) (ratio, perCallA, perCallB float64) {
 	var cmds strings.Builder
 	for i := range guardRounds + 1 {

@@ -8,7 +8,7 @@
 // toolmw's full chain. The worker sets them up once, in an order drawn
 // anew for each process, and then runs rounds when told to over a pipe, so
 // that no round pays for a process start or a cold heap. A round runs
-// every arm a number of times (steps) for one call each, in a new random
+// every arm a number of times (steps) for 8 calls each, in a new random
 // order each step, and then collects the heap; an arm's figure is the
 // process's CPU time (every thread: client, server, the audit writer) over
 // its steps of the round, per call. toolmw's audit writer takes the
@@ -24,8 +24,12 @@
 //     memory (224 against 137 µs), and the noisiest part of it, since how
 //     long a thread spins depends on what the other core does. With one P
 //     the figure is the work the calls do.
-//   - Steps of one call, so that whatever the machine does changes in the
-//     middle of as few steps as possible and falls on every arm alike.
+//   - Short steps (8 calls an arm), so that whatever the machine does
+//     changes in the middle of few steps and falls on every arm alike; not
+//     shorter, since a step of one call charges the arms that run more code
+//     of their own than the bare SDK for bringing it back after the other
+//     arms' calls (go-sdk in memory: toolmw / bare 1.049 with steps of 1,
+//     1.006 with 8, steady from 8 on; BENCHMARKS.md's method).
 //   - A robust figure per round: the 20% trimmed mean of an arm's steps,
 //     times its steps, with the step that waited for toolmw's batch of
 //     rows added whole (see pairedServe). A preemption or an interrupt

@@ -253,7 +253,7 @@ func (p *page) headline() {
 	}
 	p.b.WriteString("Every arm of a case runs in one long-lived worker process (`bench/internal/paired`): each its own server\n" +
 		"and client, set up in an order drawn anew for each process, GOMAXPROCS=1, GOGC=off and a memory limit, so no\n" +
-		"collection falls inside a round. A **round** runs every arm 96–384 times for one call (a step), in a new random\n" +
+		"collection falls inside a round. A **round** runs every arm 12–48 times for 8 calls (a step), in a new random\n" +
 		"order each step, then collects the heap; an arm's figure is the process's CPU time (every thread: client, server,\n" +
 		"the audit writer) over its steps, per call: the 20% trimmed mean of its steps times their number, so that the few\n" +
 		"steps a preemption or an interrupt fell on do not move it. toolmw's audit writer takes a round's rows as one batch,\n" +
@@ -277,6 +277,18 @@ func (p *page) headline() {
 		"5.2% with 16) for the same toolmw / bare (1.19). The processes differ little once the arms share one (the spread\n" +
 		"of the processes' A/A is what their rounds' spread predicts, within 0.3%), so the rounds, not the processes, set the\n" +
 		"width.\n\n" +
+		"Why 8 calls a step and not 1 (2026-12-03, load 0.9–1.5): a step of one call makes every call of every arm follow\n" +
+		"other servers' calls, and charges the arms that run more code of their own than the bare SDK (own mw's slog\n" +
+		"handler; toolmw's adapter, chain and row) for bringing it back each time, which a server serving its own calls one\n" +
+		"after another does not pay. On go-sdk, in `toolctx/mcpsdk`'s `BenchmarkLayersCPU` (320 calls per arm and round, 40\n" +
+		"rounds), the synchronous-row arm over bare read 1.046, 1.037, 1.028, 1.013, 1.016, 1.012 with steps of 1, 2, 4, 8,\n" +
+		"16, 32 calls, own mw 1.056, 1.045, 1.040, 1.028, 1.034, 1.035, the stack arm 0.957–0.960 throughout; yielding until\n" +
+		"no goroutine is runnable before each step's CPU reading left them as they were (1.055–1.058 and 1.015–1.016 with 1\n" +
+		"and 8), so it is not one arm's unfinished work falling in the next one's step. This harness read go-sdk in memory\n" +
+		"1.049 and 1.006, go-sdk HTTP 1.057 and 1.018, mcp-go in process 1.141 and 1.137, mcp-go HTTP 1.095 and 1.089 with\n" +
+		"steps of 1 and 8 (40 rounds each): mcp-go's arms share more of their code. From 8 calls on the ratio stops moving,\n" +
+		"so 8 measures the steady state with the shortest step; the A/A widths below are what it costs. bench/run before\n" +
+		"f0a81a3 took steps of one call.\n\n" +
 		"```sh\ngo test -c -o /tmp/bench.test ./bench && go run ./bench/internal/paired -bin /tmp/bench.test -bursts 200 -generations 20\n```\n\n")
 	if g, ok := p.m.groupOf("paired"); ok {
 		p.f("Load average during the paired run: %s → %s (%s s).\n\n", g.loadStart, g.loadEnd, g.seconds)
