@@ -287,8 +287,8 @@ func (p *page) headline() {
 		"and 8), so it is not one arm's unfinished work falling in the next one's step. This harness read go-sdk in memory\n" +
 		"1.049 and 1.006, go-sdk HTTP 1.057 and 1.018, mcp-go in process 1.141 and 1.137, mcp-go HTTP 1.095 and 1.089 with\n" +
 		"steps of 1 and 8 (40 rounds each): mcp-go's arms share more of their code. From 8 calls on the ratio stops moving,\n" +
-		"so 8 measures the steady state with the shortest step; the A/A widths below are what it costs. bench/run before\n" +
-		"f0a81a3 took steps of one call.\n\n" +
+		"so 8 measures the steady state with the shortest step; the A/A widths below are what it costs. bench/run took\n" +
+		"steps of one call until fa66d31.\n\n" +
 		"```sh\ngo test -c -o /tmp/bench.test ./bench && go run ./bench/internal/paired -bin /tmp/bench.test -bursts 200 -generations 20\n```\n\n")
 	if g, ok := p.m.groupOf("paired"); ok {
 		p.f("Load average during the paired run: %s → %s (%s s).\n\n", g.loadStart, g.loadEnd, g.seconds)
