@@ -289,7 +289,7 @@ func (p *page) headline() {
 		"steps of 1 and 8 (40 rounds each): mcp-go's arms share more of their code. From 8 calls on the ratio stops moving,\n" +
 		"so 8 measures the steady state with the shortest step; the A/A widths below are what it costs. bench/run took\n" +
 		"steps of one call until fa66d31.\n\n" +
-		"```sh\ngo test -c -o /tmp/bench.test ./bench && go run ./bench/internal/paired -bin /tmp/bench.test -bursts 200 -generations 20\n```\n\n")
+		"```sh\ngo test -c -o /tmp/bench.test ./bench && go run ./bench/internal/paired -bin /tmp/bench.test -bursts 320 -generations 32\n```\n\n")
 	if g, ok := p.m.groupOf("paired"); ok {
 		p.f("Load average during the paired run: %s → %s (%s s).\n\n", g.loadStart, g.loadEnd, g.seconds)
 	}
