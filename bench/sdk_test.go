@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolmw/toolmw/internal/layerbench"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
 )
@@ -37,37 +37,6 @@ type echoIn struct {
 
 type echoOut struct {
 	Answer string `json:"answer"`
-}
-
-// sdkRecoverLog is the receiving middleware a go-sdk user writes today, after
-// the SDK's examples/server/middleware (slog around every method) plus the
-// deferred recover the SDK does not have: a panic becomes an error, and
-// every method is logged once with its session, duration and error.
-func sdkRecoverLog(logger *slog.Logger) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
-			start := time.Now()
-			defer func() {
-				if r := recover(); r != nil {
-					err = fmt.Errorf("panic in %s: %v", method, r)
-				}
-				attrs := []slog.Attr{
-					slog.String("method", method),
-					slog.String("session_id", req.GetSession().ID()),
-					slog.Duration("duration", time.Since(start)),
-				}
-				if ctr, ok := req.(*mcp.CallToolRequest); ok {
-					attrs = append(attrs, slog.String("tool", ctr.Params.Name))
-				}
-				if err != nil {
-					logger.LogAttrs(ctx, slog.LevelError, "MCP method failed", append(attrs, slog.Any("err", err))...)
-					return
-				}
-				logger.LogAttrs(ctx, slog.LevelInfo, "MCP method completed", attrs...)
-			}()
-			return next(ctx, method, req)
-		}
-	}
 }
 
 // sdkServer is a go-sdk server with one typed echo tool, run way.
@@ -99,7 +68,7 @@ func sdkServerWith(tb testing.TB, way string, tr toolctx.Transport, mw toolctx.M
 	})
 	switch way {
 	case waySDKMW:
-		s.AddReceivingMiddleware(sdkRecoverLog(discardLogger()))
+		s.AddReceivingMiddleware(layerbench.RecoverLog(discardLogger()))
 	case wayToolmw, wayToolmwSync:
 		if mw == nil {
 			tb.Fatalf("way %q: no middleware", way)

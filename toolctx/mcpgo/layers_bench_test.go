@@ -6,15 +6,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
-	"runtime/debug"
-	"slices"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -23,6 +17,7 @@ import (
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/layerbench"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpgo"
@@ -72,63 +67,22 @@ func layersCPU(b *testing.B, connect func(*testing.B, ...server.ServerOption) fu
 			middleware.Recover)
 		return mcpgo.ServerOption(middleware.New(ms...).Middleware())
 	}
-	arms := []struct {
-		name string
-		call func()
-	}{
-		{"bare", connect(b)},
-		{"bare2", connect(b)},
-		{"recover", connect(b, server.WithRecovery())},
-		{"own", connect(b, server.WithRecovery(), server.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))},
-		{"hooks", connect(b, func(s *server.MCPServer) {
+	arms := []layerbench.Arm{
+		{Name: "bare", Call: connect(b)},
+		{Name: "bare2", Call: connect(b)},
+		{Name: "recover", Call: connect(b, server.WithRecovery())},
+		{Name: "own", Call: connect(b, server.WithRecovery(), server.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))},
+		{Name: "hooks", Call: connect(b, func(s *server.MCPServer) {
 			h := &server.Hooks{}
 			server.WithHooks(h)(s)
 			mcpgo.AddHooks(h, nil)
 		})},
-		{"middleware", connect(b, server.WithToolHandlerMiddleware(mcpgo.Middleware(nil)))},
-		{"adapter", connect(b, mcpgo.ServerOption(nil))},
-		{"chain", connect(b, chain())},
-		{"audit-sync", connect(b, chain(audit.Interceptor(rows)))},
+		{Name: "middleware", Call: connect(b, server.WithToolHandlerMiddleware(mcpgo.Middleware(nil)))},
+		{Name: "adapter", Call: connect(b, mcpgo.ServerOption(nil))},
+		{Name: "chain", Call: connect(b, chain())},
+		{Name: "audit-sync", Call: connect(b, chain(audit.Interceptor(rows)))},
 	}
-	for _, a := range arms {
-		for range 100 {
-			a.call() // warm up
-		}
-	}
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	const steps, block = 40, 8
-	rng := rand.New(rand.NewPCG(1, 2))
-	order := make([]int, len(arms))
-	for i := range order {
-		order[i] = i
-	}
-	ratios := make([][]float64, len(arms))
-	var bare []float64
-	b.ResetTimer()
-	for b.Loop() {
-		runtime.GC()
-		cpu := make([]time.Duration, len(arms))
-		for range steps {
-			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-			for _, j := range order {
-				c0 := processCPU()
-				for range block {
-					arms[j].call()
-				}
-				cpu[j] += processCPU() - c0
-			}
-		}
-		base := float64(cpu[0]+cpu[1]) / 2
-		for j := range arms {
-			ratios[j] = append(ratios[j], float64(cpu[j])/base)
-		}
-		bare = append(bare, base/(steps*block))
-	}
-	b.StopTimer()
-	for j, a := range arms {
-		b.ReportMetric(trimmedMean(ratios[j]), a.name+"/bare")
-	}
-	b.ReportMetric(trimmedMean(bare), "bare-cpu-ns/call")
+	layerbench.Run(b, arms)
 }
 
 // layerServer is an mcp-go server built with opts with one tool, echo.
@@ -187,27 +141,4 @@ func layerCall(b *testing.B, c *client.Client) func() {
 			b.Fatal(err, res)
 		}
 	}
-}
-
-// processCPU is the process's user and system CPU time, every thread.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// trimmedMean is the mean of v without its lowest and highest 20%.
-func trimmedMean(v []float64) float64 {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	k := len(v) / 5
-	v = v[k : len(v)-k]
-	if len(v) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
 }

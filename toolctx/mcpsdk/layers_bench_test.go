@@ -5,23 +5,17 @@ package mcpsdk_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
-	"runtime/debug"
-	"slices"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/internal/layerbench"
 	"github.com/toolmw/toolmw/middleware"
 	"github.com/toolmw/toolmw/toolctx"
 	"github.com/toolmw/toolmw/toolctx/mcpsdk"
@@ -33,7 +27,7 @@ import (
 // httptest server (one session): bare (twice: the second is the A/A
 // control), own (a receiving middleware that recovers and writes one slog
 // text line per method, the own-middleware arm of bench/run, after
-// bench/sdk_test.go's sdkRecoverLog), stack (a receiving middleware that
+// layerbench.RecoverLog), stack (a receiving middleware that
 // only grows the goroutine's stack to 16 KiB before the SDK's tool handler
 // runs, as the adapter's coroutine does: the bare SDK grows each
 // request's new goroutine's stack several times, and this arm shows what
@@ -55,7 +49,7 @@ import (
 //	go test -run '^$' -bench LayersCPU -benchtime 60x ./toolctx/mcpsdk/
 func BenchmarkLayersCPU(b *testing.B) {
 	for _, tr := range []toolctx.Transport{toolctx.TransportInMemory, toolctx.TransportStreamableHTTP} {
-		b.Run(layerName(tr), func(b *testing.B) { layersCPU(b, layerArms(b, tr)) })
+		b.Run(layerName(tr), func(b *testing.B) { layerbench.Run(b, layerArms(b, tr)) })
 	}
 }
 
@@ -67,11 +61,11 @@ func BenchmarkLayerCall(b *testing.B) {
 	for _, tr := range []toolctx.Transport{toolctx.TransportInMemory, toolctx.TransportStreamableHTTP} {
 		b.Run(layerName(tr), func(b *testing.B) {
 			for _, a := range layerArms(b, tr) {
-				b.Run(a.name, func(b *testing.B) {
-					a.call()
+				b.Run(a.Name, func(b *testing.B) {
+					a.Call()
 					b.ReportAllocs()
 					for b.Loop() {
-						a.call()
+						a.Call()
 					}
 				})
 			}
@@ -86,14 +80,8 @@ func layerName(tr toolctx.Transport) string {
 	return "in-memory"
 }
 
-// layerArm is one arm of BenchmarkLayersCPU: call makes one call.
-type layerArm struct {
-	name string
-	call func()
-}
-
 // layerArms are BenchmarkLayersCPU's arms on transport tr.
-func layerArms(b *testing.B, tr toolctx.Transport) []layerArm {
+func layerArms(b *testing.B, tr toolctx.Transport) []layerbench.Arm {
 	discard := slog.New(slog.DiscardHandler)
 	sink := audit.NewSlogSink(slog.NewTextHandler(io.Discard, nil))
 	rows := audit.Direct(sink, audit.DirectConfig{FallbackLogger: discard})
@@ -105,66 +93,22 @@ func layerArms(b *testing.B, tr toolctx.Transport) []layerArm {
 		return func(s *mcp.Server) { mcpsdk.Install(s, middleware.New(ms...).Middleware(), mcpsdk.WithTransport(tr)) }
 	}
 	none := func(*mcp.Server) {}
-	arms := []layerArm{
-		{"bare", layerSession(b, tr, none, nil)},
-		{"bare2", layerSession(b, tr, none, nil)},
-		{"own", layerSession(b, tr, func(s *mcp.Server) {
-			s.AddReceivingMiddleware(recoverLog(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	arms := []layerbench.Arm{
+		{Name: "bare", Call: layerSession(b, tr, none, nil)},
+		{Name: "bare2", Call: layerSession(b, tr, none, nil)},
+		{Name: "own", Call: layerSession(b, tr, func(s *mcp.Server) {
+			s.AddReceivingMiddleware(layerbench.RecoverLog(slog.New(slog.NewTextHandler(io.Discard, nil))))
 		}, nil)},
 	}
-	arms = append(arms, layerArm{"stack", layerSession(b, tr, func(s *mcp.Server) { s.AddReceivingMiddleware(growFirst) }, nil)})
+	arms = append(arms, layerbench.Arm{Name: "stack", Call: layerSession(b, tr, func(s *mcp.Server) { s.AddReceivingMiddleware(growFirst) }, nil)})
 	if tr == toolctx.TransportInMemory {
-		arms = append(arms, layerArm{"guard", layerSession(b, tr, none, func(t mcp.Transport) mcp.Transport { return mcpsdk.GuardTransport(t) })})
+		arms = append(arms, layerbench.Arm{Name: "guard", Call: layerSession(b, tr, none, func(t mcp.Transport) mcp.Transport { return mcpsdk.GuardTransport(t) })})
 	}
 	return append(arms,
-		layerArm{"adapter", layerSession(b, tr, func(s *mcp.Server) { mcpsdk.Install(s, nil, mcpsdk.WithTransport(tr)) }, nil)},
-		layerArm{"chain", layerSession(b, tr, chain(), nil)},
-		layerArm{"audit-sync", layerSession(b, tr, chain(audit.Interceptor(rows)), nil)},
+		layerbench.Arm{Name: "adapter", Call: layerSession(b, tr, func(s *mcp.Server) { mcpsdk.Install(s, nil, mcpsdk.WithTransport(tr)) }, nil)},
+		layerbench.Arm{Name: "chain", Call: layerSession(b, tr, chain(), nil)},
+		layerbench.Arm{Name: "audit-sync", Call: layerSession(b, tr, chain(audit.Interceptor(rows)), nil)},
 	)
-}
-
-// layersCPU runs the rounds of BenchmarkLayersCPU over arms (the first two
-// are the bare ones) and reports the ratios.
-func layersCPU(b *testing.B, arms []layerArm) {
-	for _, a := range arms {
-		for range 100 {
-			a.call() // warm up
-		}
-	}
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	const steps, block = 40, 8
-	rng := rand.New(rand.NewPCG(1, 2))
-	order := make([]int, len(arms))
-	for i := range order {
-		order[i] = i
-	}
-	ratios := make([][]float64, len(arms))
-	var bare []float64
-	b.ResetTimer()
-	for b.Loop() {
-		runtime.GC()
-		cpu := make([]time.Duration, len(arms))
-		for range steps {
-			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-			for _, j := range order {
-				c0 := processCPU()
-				for range block {
-					arms[j].call()
-				}
-				cpu[j] += processCPU() - c0
-			}
-		}
-		base := float64(cpu[0]+cpu[1]) / 2
-		for j := range arms {
-			ratios[j] = append(ratios[j], float64(cpu[j])/base)
-		}
-		bare = append(bare, base/(steps*block))
-	}
-	b.StopTimer()
-	for j, a := range arms {
-		b.ReportMetric(trimmedMean(ratios[j]), a.name+"/bare")
-	}
-	b.ReportMetric(trimmedMean(bare), "bare-cpu-ns/call")
 }
 
 // layerSession is a client session of a go-sdk server with one typed tool,
@@ -252,57 +196,3 @@ func growStack(touch bool) {
 
 //go:noinline
 func keepFrame([]byte) {}
-
-// recoverLog is the receiving middleware a go-sdk user writes (as
-// bench/sdk_test.go's sdkRecoverLog): a deferred recover turns a panic into
-// an error, and every method is logged once with its session, duration,
-// tool and error.
-func recoverLog(logger *slog.Logger) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
-			start := time.Now()
-			defer func() {
-				if r := recover(); r != nil {
-					err = fmt.Errorf("panic in %s: %v", method, r)
-				}
-				attrs := []slog.Attr{
-					slog.String("method", method),
-					slog.String("session_id", req.GetSession().ID()),
-					slog.Duration("duration", time.Since(start)),
-				}
-				if ctr, ok := req.(*mcp.CallToolRequest); ok {
-					attrs = append(attrs, slog.String("tool", ctr.Params.Name))
-				}
-				if err != nil {
-					logger.LogAttrs(ctx, slog.LevelError, "MCP method failed", append(attrs, slog.Any("err", err))...)
-					return
-				}
-				logger.LogAttrs(ctx, slog.LevelInfo, "MCP method completed", attrs...)
-			}()
-			return next(ctx, method, req)
-		}
-	}
-}
-
-// processCPU is the process's user and system CPU time, every thread.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// trimmedMean is the mean of v without its lowest and highest 20%.
-func trimmedMean(v []float64) float64 {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	k := len(v) / 5
-	v = v[k : len(v)-k]
-	if len(v) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
