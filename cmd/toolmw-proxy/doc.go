@@ -29,15 +29,13 @@
 // progress (under each client's own token), log messages (each session at
 // the level it set), list changes and resource updates; a client's
 // cancellation reaches the upstream. The upstream's sampling and
-// elicitation requests go to the client of the call in flight that started
-// last (or the only client): a request names no call, so with several
-// clients calling at once the choice is a guess. Each side negotiates its
-// own protocol version with go-sdk (2026-07-28 included). A
-// multi-round-trip call (2026-07-28) that the upstream answers
-// input-required is left to go-sdk's client, which by default fulfils the
-// requests with the same sampling and elicitation handlers (not tested
-// here yet).
-// The clients' roots are not forwarded (the proxy's client declares none).
+// elicitation requests go to the client whose call they belong to (see
+// Sampling and elicitation). Each side negotiates its own protocol version
+// with go-sdk (2026-07-28 included; go-sdk serves 2026-07-28 on streamable
+// HTTP only stateless, so a client on it needs -stateless, and an HTTP
+// upstream on it is a stateless one). The upstream's roots/list requests
+// are not forwarded (the proxy's client declares no roots); one in an
+// input-required answer is (see Sampling and elicitation).
 //
 // # What the chain can know
 //
@@ -123,5 +121,25 @@
 // upstream names no call: the proxy asks the one client session with calls
 // in flight, and refuses the request (a JSON-RPC error to the upstream)
 // when several sessions have calls in flight, rather than ask a client
-// whose call it is not.
+// whose call it is not. Those requests reach only a client below protocol
+// 2026-07-28: go-sdk's server refuses to send any request to a client on
+// 2026-07-28 (SEP-2322), and the proxy does not turn them into an
+// input-required answer; the upstream gets the refusal as its request's
+// error.
+//
+// On 2026-07-28 an upstream asks for input in its answer instead: a
+// tools/call, prompts/get or resources/read answered input-required, with
+// the requests (an elicitation, a sampling, roots) and a state to echo
+// (multi round-trip requests, SEP-2322). A client on 2026-07-28 gets that
+// answer as it is, fulfils it with its own handlers and calls again; the
+// proxy forwards the answers and the state, and each round of a tools/call
+// is a call of its own, with its row (input_required, then the final
+// outcome). For a client below 2026-07-28 the proxy asks it itself, with
+// the requests of its protocol on the call's own stream, and calls the
+// upstream again, up to ten rounds within the client's one call: one row.
+// mrtr_test.go tests both, for an elicitation, a sampling and a call that
+// asks for both in turn, with the client over stdio and streamable HTTP and
+// the upstream over stdio and streamable HTTP, and a prompts/get.
+// resources/read takes the prompts/get path; neither it nor a roots
+// request is tested.
 package main

@@ -65,7 +65,13 @@ func (p *proxy) clientOptions(logger *slog.Logger) *mcp.ClientOptions {
 	return &mcp.ClientOptions{
 		Logger: logger,
 		// No roots: the proxy does not forward the clients' roots.
-		Capabilities:               &mcp.ClientCapabilities{},
+		Capabilities: &mcp.ClientCapabilities{},
+		// An upstream's input-required answer (multi round-trip
+		// requests, protocol 2026-07-28) is the client's to fulfil
+		// (mrtr.go). go-sdk's client would fulfil it with the handlers
+		// below, whose requests to a client on 2026-07-28 go-sdk's server
+		// refuses to send.
+		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
 		CreateMessageHandler:       p.createMessage,
 		ElicitationHandler:         p.elicit,
 		ElicitationCompleteHandler: p.elicitationComplete,
@@ -237,6 +243,14 @@ func (p *proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		upctx = context.WithValue(ctx, routeKey{}, c.key) // reaches the POST (route.go)
 	}
 	res, err := g.session.CallTool(upctx, params)
+	for round := 1; err == nil && asksInput(req.Session, res.InputRequests); round++ {
+		answers, ferr := fulfil(ctx, req.Session, res.InputRequests, round) // mrtr.go
+		if ferr != nil {
+			return nil, ferr
+		}
+		params = withInput(params, answers, res.RequestState).(*mcp.CallToolParams)
+		res, err = g.session.CallTool(upctx, params)
+	}
 	if err == nil {
 		return res, nil
 	}
@@ -444,7 +458,21 @@ func (p *proxy) forward(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil {
 			return nil, p.protocolError(method, err)
 		}
-		res, err := call(ctx, g.session, req.GetParams())
+		params := req.GetParams()
+		res, err := call(ctx, g.session, params)
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		for round := 1; err == nil; round++ {
+			requests, state := inputOf(res)
+			if !asksInput(ss, requests) {
+				break
+			}
+			answers, ferr := fulfil(ctx, ss, requests, round) // mrtr.go
+			if ferr != nil {
+				return nil, p.protocolError(method, ferr)
+			}
+			params = withInput(params, answers, state)
+			res, err = call(ctx, g.session, params)
+		}
 		if err != nil {
 			return nil, p.protocolError(method, err)
 		}

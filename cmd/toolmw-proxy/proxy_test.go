@@ -51,6 +51,13 @@ func leakyConfig(t testing.TB, extra string) string {
 // for the proxy to exit.
 func startProxy(t *testing.T, args ...string) *proxied {
 	t.Helper()
+	return startProxyWith(t, nil, args...)
+}
+
+// startProxyWith is startProxy with a client whose options with sets
+// further (its sampling and elicitation handlers, say).
+func startProxyWith(t *testing.T, with func(*mcp.ClientOptions), args ...string) *proxied {
+	t.Helper()
 	p := &proxied{db: filepath.Join(t.TempDir(), "audit.db"), stderr: &syncbuf.Buffer{}, done: make(chan int, 1),
 		progress: make(chan *mcp.ProgressNotificationParams, 100), listChanged: make(chan struct{}, 100)}
 	inR, inW := io.Pipe()
@@ -60,14 +67,18 @@ func startProxy(t *testing.T, args ...string) *proxied {
 		_ = outW.Close()
 		p.done <- code
 	}()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
+	opts := &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			p.progress <- r.Params
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			p.listChanged <- struct{}{}
 		},
-	})
+	}
+	if with != nil {
+		with(opts)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)

@@ -32,6 +32,8 @@ const (
 	roleLeakySSE  = "leaky-sse"
 	roleAsker     = "asker"      // route_test.go, over stdio
 	roleAskerHTTP = "asker-http" // route_test.go, on streamable HTTP
+	roleMRTR      = "mrtr"       // mrtr_test.go, over stdio
+	roleMRTRHTTP  = "mrtr-http"  // mrtr_test.go, on streamable HTTP
 )
 
 // The leaky upstream's secrets: canary is in every raw error it returns;
@@ -60,17 +62,27 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "asker upstream:", err)
 		}
 		os.Exit(0)
-	case roleLeakyHTTP, roleLeakySSE, roleAskerHTTP:
+	case roleMRTR:
+		if err := mrtrServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, "mrtr upstream:", err)
+		}
+		os.Exit(0)
+	case roleLeakyHTTP, roleLeakySSE, roleAskerHTTP, roleMRTRHTTP:
 		s := leakyServer()
-		if os.Getenv(roleEnv) == roleAskerHTTP {
+		switch os.Getenv(roleEnv) {
+		case roleAskerHTTP:
 			s = askerServer()
+		case roleMRTRHTTP:
+			s = mrtrServer()
 		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "leaky upstream:", err)
 			os.Exit(1)
 		}
-		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+		// go-sdk serves 2026-07-28 on streamable HTTP only stateless.
+		var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+			&mcp.StreamableHTTPOptions{Stateless: os.Getenv(roleEnv) == roleMRTRHTTP})
 		if os.Getenv(roleEnv) == roleLeakySSE {
 			h = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)
 		}
