@@ -20,8 +20,10 @@ const (
 // ([Request.InputResponses]) and State echoed back verbatim
 // ([Request.RequestState]). For a client of an older protocol, the SDK
 // fulfils the requests itself with the server-initiated requests that
-// client understands and calls the handler again: either way each round is
-// a run of the chain.
+// client understands and calls the handler again. Each round is a run of
+// the chain, except where the SDK's bridge for older clients runs inside
+// the adapter (go-sdk): there the rounds are one run of the chain, one
+// row, whose handler ran once per round (docs/mrtr.md).
 //
 // It is neither a success nor a failure: [CallResult.Failed] is false, and
 // [CallResult.NeedsInput] is true; interceptors pass it through unchanged
