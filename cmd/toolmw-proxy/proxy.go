@@ -264,6 +264,13 @@ func (p *proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if ctx.Err() != nil {
 		return nil, err
 	}
+	// Neither an answer nor a JSON-RPC error: the connection failed, or
+	// the answer could not be read (go-sdk's client refuses a result it
+	// cannot decode and keeps the connection). A ping tells which: it
+	// fails at once on a connection that failed.
+	if g.alive(ctx) {
+		return nil, fmt.Errorf("the upstream's answer could not be read: %w", err)
+	}
 	// The connection failed: say why the upstream ended, once the manager
 	// knows (the process's exit follows its closed pipe closely).
 	if why, ok := g.endedWhy(2 * time.Second); ok {

@@ -311,6 +311,29 @@ func TestUpstreamCrashesAndGarbage(t *testing.T) {
 	}
 }
 
+// TestUpstreamAnswerUnreadable: an upstream whose answer go-sdk's client
+// cannot read (a content block of an unknown type) is still connected.
+// The call is the generic failure at once, its row says the answer could
+// not be read, and the upstream keeps serving: it is not taken for one
+// whose connection failed, which the proxy waits for and restarts.
+func TestUpstreamAnswerUnreadable(t *testing.T) {
+	p := startLeaky(t, "")
+	pid := p.pidOf(t)
+	start := time.Now()
+	res := p.call(t, "bad_result", nil)
+	took := time.Since(start)
+	assert.True(t, res.IsError)
+	assert.Equal(t, errs.CodeInternal, errorCode(t, res))
+	assertClean(t, res)
+	assert.Less(t, took, time.Second, "the proxy does not wait for an end that does not come")
+	rows := p.rows(t, "bad_result", 1)
+	assert.Contains(t, rows[0].Message, "the upstream's answer could not be read", "the row says what failed")
+	assert.Contains(t, rows[0].Message, "hologram", "the row keeps the client's reason")
+	assert.NotContains(t, rows[0].Message, "connection failed")
+	assert.Equal(t, pid, p.pidOf(t), "the upstream was not restarted")
+	assert.False(t, p.call(t, "echo", map[string]any{}).IsError, "and serves the next call")
+}
+
 // TestUpstreamHung stops the upstream process (SIGSTOP: it answers
 // nothing, pings included): the proxy takes it for hung, kills it, fails
 // the call in flight with the generic failure and restarts it.

@@ -48,6 +48,18 @@ func (g *generation) endedWhy(d time.Duration) (error, bool) {
 	}
 }
 
+// aliveTimeout bounds alive's ping.
+const aliveTimeout = 2 * time.Second
+
+// alive reports whether the generation's connection still carries a
+// round trip: a ping answered within aliveTimeout, on ctx's values but not
+// its cancellation (the call that asks may have ended).
+func (g *generation) alive(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), aliveTimeout)
+	defer cancel()
+	return g.session.Ping(ctx, nil) == nil
+}
+
 // errNotStarted is the cause of a call that found no upstream running.
 var errNotStarted = errors.New("the upstream MCP server is not running")
 

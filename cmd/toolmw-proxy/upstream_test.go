@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -53,7 +54,10 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	case roleLeaky:
-		if err := leakyServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		// The stdio transport with one change on the way out: the answer
+		// of bad_result, made unreadable (see unreadableMarker).
+		t := &mcp.IOTransport{Reader: os.Stdin, Writer: unreadableWriter{os.Stdout}}
+		if err := leakyServer().Run(context.Background(), t); err != nil {
 			fmt.Fprintln(os.Stderr, "leaky upstream:", err)
 		}
 		os.Exit(0)
@@ -153,6 +157,9 @@ func leakyServer() *mcp.Server {
 		fmt.Fprintln(os.Stdout, "Server listening... "+canary)
 		select {}
 	})
+	add("bad_result", "Answers a result its clients cannot read (a content block of an unknown type), over stdio only.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(unreadableMarker), nil
+	})
 	add("secret_feedback", "Answers isError feedback that holds a connection string.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res := text("cannot reach postgres://app:hunter2@db.internal:5432/orders")
 		res.IsError = true
@@ -176,6 +183,25 @@ func leakyServer() *mcp.Server {
 	})
 	return s
 }
+
+// unreadableMarker is the text of bad_result's answer, which
+// unreadableWriter turns into a content block of a type no client knows.
+const unreadableMarker = "TOOLMW-PROXY-UNREADABLE"
+
+// unreadableWriter is the leaky upstream's stdout: go-sdk writes each
+// message in one Write, so the marker's block is whole in it.
+type unreadableWriter struct{ w *os.File }
+
+func (u unreadableWriter) Write(p []byte) (int, error) {
+	q := bytes.ReplaceAll(p, []byte(`{"type":"text","text":"`+unreadableMarker+`"}`),
+		[]byte(`{"type":"hologram","text":"`+canary+`"}`))
+	if _, err := u.w.Write(q); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (u unreadableWriter) Close() error { return u.w.Close() }
 
 // dirEnv names the directory where the leaky upstream's wait_cancel tool
 // says it was cancelled.
