@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -22,11 +23,125 @@ import (
 // checkEncodable returns why mcp-go could not encode r, or nil. A panic of
 // a MarshalJSON method is returned as a [*errs.PanicError].
 func checkEncodable(r *mcp.CallToolResult) error {
+	if err := checkContent(r.Content); err != nil {
+		return fmt.Errorf("mcpgo: the tool result cannot be read: %w", err)
+	}
 	if plainResult(r) {
 		return nil
 	}
 	if _, err := adapter.Encode(r); err != nil {
 		return fmt.Errorf("mcpgo: encode the tool result: %w", err)
+	}
+	return nil
+}
+
+// checkContent returns why the content blocks cs of a tool result are not
+// what the protocol's schema allows (ContentBlock, schema/2025-11-25), or
+// nil. mcp-go sends a block as it is set, and a client that checks the
+// schema (the TypeScript SDK's does) refuses the whole result; mcp-go's and
+// go-sdk's own clients refuse a nil block or a type they do not know. So:
+// a nil block; a type field that is not its Go type's kind
+// (mcp.TextContent{Text: "x"} has none); a resource link without its uri;
+// an embedded resource without its contents, or whose contents
+// have no uri; and sampling content (tool_use, tool_result), which a tool
+// result cannot carry. A block of the tool's own type (one that embeds an
+// mcp-go block) is left to encoding.
+func checkContent(cs []mcp.Content) error {
+	for i, c := range cs {
+		if err := checkBlock(c); err != nil {
+			return fmt.Errorf("content[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func checkBlock(c mcp.Content) error {
+	c, ok := blockValue(c)
+	if !ok {
+		return errors.New("the block is nil")
+	}
+	var typ, want string
+	switch c := c.(type) {
+	case mcp.TextContent:
+		typ, want = c.Type, mcp.ContentTypeText
+	case mcp.ImageContent:
+		typ, want = c.Type, mcp.ContentTypeImage
+	case mcp.AudioContent:
+		typ, want = c.Type, mcp.ContentTypeAudio
+	case mcp.ResourceLink:
+		typ, want = c.Type, mcp.ContentTypeLink
+		if c.URI == "" {
+			return errors.New("a resource link needs its uri")
+		}
+	case mcp.EmbeddedResource:
+		typ, want = c.Type, mcp.ContentTypeResource
+		if err := checkResourceContents(c.Resource); err != nil {
+			return err
+		}
+	case mcp.ToolUseContent, *mcp.ToolUseContent, mcp.ToolResultContent, *mcp.ToolResultContent:
+		return fmt.Errorf("a %T is sampling content, which a tool result cannot carry", c)
+	default:
+		return nil // a block of the tool's own type, which encoding checks
+	}
+	if typ != want {
+		return fmt.Errorf("a %T's type field is %q, not %q", c, typ, want)
+	}
+	return nil
+}
+
+// blockValue is c as a value, and false when c is nil or a nil pointer:
+// mcp-go's blocks implement mcp.Content as values and as pointers.
+func blockValue(c mcp.Content) (mcp.Content, bool) {
+	switch p := c.(type) {
+	case nil:
+		return nil, false
+	case *mcp.TextContent:
+		return derefBlock(p)
+	case *mcp.ImageContent:
+		return derefBlock(p)
+	case *mcp.AudioContent:
+		return derefBlock(p)
+	case *mcp.ResourceLink:
+		return derefBlock(p)
+	case *mcp.EmbeddedResource:
+		return derefBlock(p)
+	}
+	return c, true
+}
+
+func derefBlock[T mcp.Content](p *T) (mcp.Content, bool) {
+	if p == nil {
+		return nil, false
+	}
+	return *p, true
+}
+
+// checkResourceContents returns why an embedded resource's contents r
+// cannot be read, or nil.
+func checkResourceContents(r mcp.ResourceContents) error {
+	var uri string
+	switch r := r.(type) {
+	case mcp.TextResourceContents:
+		uri = r.URI
+	case *mcp.TextResourceContents:
+		if r == nil {
+			return errors.New("an embedded resource needs its resource")
+		}
+		uri = r.URI
+	case mcp.BlobResourceContents:
+		uri = r.URI
+	case *mcp.BlobResourceContents:
+		if r == nil {
+			return errors.New("an embedded resource needs its resource")
+		}
+		uri = r.URI
+	case nil:
+		return errors.New("an embedded resource needs its resource")
+	default:
+		return fmt.Errorf("an embedded resource of a %T, which mcp-go cannot send", r)
+	}
+	if uri == "" {
+		return errors.New("an embedded resource needs its uri")
 	}
 	return nil
 }

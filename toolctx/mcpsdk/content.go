@@ -6,15 +6,18 @@ import (
 	"github.com/toolmw/toolmw/toolctx"
 )
 
-// fromSDKContent converts the SDK's content to toolmw's. Content kinds a tool
-// result cannot carry (tool_use, tool_result: sampling only) are dropped; the
-// SDK does not send them in tool results either.
+// fromSDKContent converts the SDK's content to toolmw's. Nil blocks and
+// content kinds a tool result cannot carry (tool_use, tool_result: sampling
+// only) are dropped: a result that holds them is not sent (checkBlock).
 func fromSDKContent(in []mcp.Content) []toolctx.Content {
 	if in == nil {
 		return nil
 	}
 	out := make([]toolctx.Content, 0, len(in))
 	for _, c := range in {
+		if nilBlock(c) {
+			continue
+		}
 		switch c := c.(type) {
 		case *mcp.TextContent:
 			out = append(out, &toolctx.Text{Text: c.Text, Annotations: fromSDKAnnotations(c.Annotations), Meta: c.Meta})

@@ -21,6 +21,10 @@ import (
 // encoder's error (or panic) is wrapped in it.
 var errUnencodable = errors.New("mcpsdk: the tool's result cannot be encoded as JSON")
 
+// errUnreadable is the cause of a result whose content blocks, as go-sdk
+// encodes them, are not what the protocol allows (checkBlock).
+var errUnreadable = errors.New("mcpsdk: the tool's result cannot be read")
+
 // encodeResult checks that the SDK can encode r and returns it with the
 // structured content and every _meta value encoded (json.RawMessage), so
 // that each is encoded once: r itself when there was nothing to encode, or
@@ -34,6 +38,11 @@ func encodeResult(r *mcp.CallToolResult) (*mcp.CallToolResult, error) {
 		// An input-required result goes out as it is; it must encode.
 		if _, err := adapter.Encode(r.InputRequests); err != nil {
 			return nil, fmt.Errorf("%w: input requests: %w", errUnencodable, err)
+		}
+	}
+	for i, c := range r.Content {
+		if err := checkBlock(c); err != nil {
+			return nil, fmt.Errorf("%w: content[%d]: %w", errUnreadable, i, err)
 		}
 	}
 	content, err := encodeContent(r.Content)
@@ -66,6 +75,43 @@ func encodeResult(r *mcp.CallToolResult) (*mcp.CallToolResult, error) {
 	return &c, nil
 }
 
+// checkBlock returns why c, sent as go-sdk encodes it, is not a content
+// block the protocol's schema allows in a tool result (ContentBlock,
+// schema/2025-11-25), or nil; a client that checks the schema (the
+// TypeScript SDK's does) refuses the whole result. go-sdk leaves out an
+// empty resource link's uri and name and an empty resource's text, and
+// encodes sampling content (tool_use, tool_result) in a tool result as it
+// would in a sampling message.
+func checkBlock(c mcp.Content) error {
+	if nilBlock(c) {
+		return errors.New("the block is nil")
+	}
+	switch c := c.(type) {
+	case *mcp.ResourceLink:
+		if c.URI == "" || c.Name == "" {
+			return errors.New("a resource link needs its uri and its name")
+		}
+	case *mcp.EmbeddedResource:
+		switch r := c.Resource; {
+		case r == nil:
+			return errors.New("an embedded resource needs its resource")
+		case r.URI == "":
+			return errors.New("an embedded resource needs its uri")
+		case r.Text == "" && r.Blob == nil:
+			return errors.New("an embedded resource needs its text or its blob (go-sdk leaves an empty text out)")
+		}
+	case *mcp.ToolUseContent, *mcp.ToolResultContent:
+		return fmt.Errorf("a %T is sampling content, which a tool result cannot carry", c)
+	}
+	return nil
+}
+
+// nilBlock reports whether c is nil or a nil pointer.
+func nilBlock(c mcp.Content) bool {
+	v := reflect.ValueOf(c)
+	return c == nil || (v.Kind() == reflect.Pointer && v.IsNil())
+}
+
 // encodeContent returns a copy of content blocks with every _meta encoded,
 // or nil when no block has one; it checks the annotations' priority (a
 // float), and encodes a kind it does not know to check it.
@@ -80,12 +126,7 @@ func encodeContent(cs []mcp.Content) ([]mcp.Content, error) {
 			with  func(m mcp.Meta) mcp.Content
 			force bool
 		)
-		if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer && v.IsNil() {
-			continue // a typed nil block: nothing to encode
-		}
-		switch c := c.(type) {
-		case nil:
-			return nil, fmt.Errorf("content[%d] is nil", i)
+		switch c := c.(type) { // no block is nil (checkBlock)
 		case *mcp.TextContent:
 			meta, ann, with = c.Meta, c.Annotations, func(m mcp.Meta) mcp.Content { cc := *c; cc.Meta = m; return &cc }
 		case *mcp.ImageContent:

@@ -448,6 +448,7 @@ func buildServer(rec *recorder, transport toolctx.Transport) *mcp.Server {
 			return next(ctx, method, req)
 		}
 	})
+	addUnreadable(s)
 	mcpsdk.Install(s, chain(rec), mcpsdk.WithTransport(transport))
 	return s
 }
