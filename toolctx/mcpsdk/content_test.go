@@ -29,12 +29,16 @@ var unreadableResults = []struct {
 	{"link_without_name", &mcp.ResourceLink{URI: "file:///a"}, "a resource link needs its uri and its name"},
 	{"resource_without_contents", &mcp.EmbeddedResource{}, "an embedded resource needs its resource"},
 	{"resource_without_uri", &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{Text: "x"}}, "an embedded resource needs its uri"},
-	{"resource_empty_text", &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///a"}}, "an embedded resource needs its text or its blob"},
 	{"tool_use", &mcp.ToolUseContent{ID: "1", Name: "f", Input: map[string]any{}}, "sampling content, which a tool result cannot carry"},
 }
 
-// addUnreadable adds a native tool unreadable_<name> per unreadableResults.
+// addUnreadable adds a native tool unreadable_<name> per unreadableResults,
+// and empty_text_resource.
 func addUnreadable(s *mcp.Server) {
+	s.AddTool(&mcp.Tool{Name: "empty_text_resource", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///a"}}}}, nil
+		})
 	for _, u := range unreadableResults {
 		s.AddTool(&mcp.Tool{Name: "unreadable_" + u.name, InputSchema: json.RawMessage(`{"type":"object"}`)},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -91,4 +95,31 @@ func marshalRecovered(v any) (b []byte, err error) {
 		}
 	}()
 	return json.Marshal(v)
+}
+
+// TestEmptyTextResource: go-sdk leaves an empty text out of an embedded
+// resource (omitempty), where the protocol's schema requires it; the
+// adapter sends it, so the answer is what the schema allows and reads back
+// as the tool returned it.
+func TestEmptyTextResource(t *testing.T) {
+	b, err := json.Marshal(&mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///a"}}}})
+	require.NoError(t, err)
+	require.Error(t, contentschema.CheckResult(b), "without toolmw: %s", b)
+	for _, tk := range transports {
+		t.Run(tk.name, func(t *testing.T) {
+			f := tk.connect(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res, err := f.call(t, ctx, "empty_text_resource", map[string]any{}, 950)
+			require.NoError(t, err)
+			require.False(t, res.IsError, "the call succeeds")
+			require.Len(t, res.Content, 1)
+			er, ok := res.Content[0].(*mcp.EmbeddedResource)
+			require.True(t, ok, "an embedded resource: %T", res.Content[0])
+			assert.Equal(t, "file:///a", er.Resource.URI)
+			assert.Empty(t, er.Resource.Text)
+			raw := f.received.bytes()
+			assert.Contains(t, string(raw), `"text":""`, "the empty text is sent")
+		})
+	}
 }

@@ -79,8 +79,7 @@ func encodeResult(r *mcp.CallToolResult) (*mcp.CallToolResult, error) {
 // block the protocol's schema allows in a tool result (ContentBlock,
 // schema/2025-11-25), or nil; a client that checks the schema (the
 // TypeScript SDK's does) refuses the whole result. go-sdk leaves out an
-// empty resource link's uri and name and an empty resource's text, and
-// encodes sampling content (tool_use, tool_result) in a tool result as it
+// empty resource link's uri and name, and encodes sampling content (tool_use, tool_result) in a tool result as it
 // would in a sampling message.
 func checkBlock(c mcp.Content) error {
 	if nilBlock(c) {
@@ -97,13 +96,41 @@ func checkBlock(c mcp.Content) error {
 			return errors.New("an embedded resource needs its resource")
 		case r.URI == "":
 			return errors.New("an embedded resource needs its uri")
-		case r.Text == "" && r.Blob == nil:
-			return errors.New("an embedded resource needs its text or its blob (go-sdk leaves an empty text out)")
 		}
 	case *mcp.ToolUseContent, *mcp.ToolResultContent:
 		return fmt.Errorf("a %T is sampling content, which a tool result cannot carry", c)
 	}
 	return nil
+}
+
+// emptyText reports whether r is a text resource with an empty text, which
+// go-sdk leaves out (omitempty) where the protocol's schema requires it.
+func emptyText(r *mcp.ResourceContents) bool { return r != nil && r.Text == "" && r.Blob == nil }
+
+// emptyTextResource is an embedded resource whose text is empty, encoded
+// with its "text" field.
+type emptyTextResource struct{ *mcp.EmbeddedResource }
+
+// MarshalJSON is the embedded resource's encoding with "text":"" added to
+// its resource.
+func (e emptyTextResource) MarshalJSON() ([]byte, error) {
+	b, err := e.EmbeddedResource.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var block map[string]json.RawMessage
+	if err := json.Unmarshal(b, &block); err != nil {
+		return nil, err
+	}
+	var res map[string]json.RawMessage
+	if err := json.Unmarshal(block["resource"], &res); err != nil {
+		return nil, err
+	}
+	res["text"] = json.RawMessage(`""`)
+	if block["resource"], err = json.Marshal(res); err != nil {
+		return nil, err
+	}
+	return json.Marshal(block)
 }
 
 // nilBlock reports whether c is nil or a nil pointer.
@@ -153,9 +180,12 @@ func encodeContent(cs []mcp.Content) ([]mcp.Content, error) {
 					rc.Meta = rmeta
 					cc.Resource = &rc
 				}
+				if emptyText(cc.Resource) {
+					return emptyTextResource{&cc}
+				}
 				return &cc
 			}
-			force = rmeta != nil
+			force = rmeta != nil || emptyText(c.Resource)
 		default:
 			if _, err := adapter.Encode(c); err != nil {
 				return nil, fmt.Errorf("content[%d]: %w", i, err)
