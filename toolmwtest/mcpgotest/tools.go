@@ -71,6 +71,16 @@ var sdkShapes = []func(c string) toolmwtest.Failure{
 		})
 	},
 	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure(ownShape+"a success whose text block's type field is the canary", c, toolmwtest.Opaque, func() error {
+			return toolmwtest.Carry(&mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent{Type: c, Text: "ok"}}})
+		})
+	},
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure(ownShape+"a success whose embedded resource, the canary as its text, has no uri", c, toolmwtest.Opaque, func() error {
+			return toolmwtest.Carry(&mcp.CallToolResult{Content: []mcp.Content{mcp.NewEmbeddedResource(mcp.TextResourceContents{Text: c})}})
+		})
+	},
+	func(c string) toolmwtest.Failure {
 		return toolmwtest.NewFailure(ownShape+"success whose structured content cannot be encoded", c, toolmwtest.Raw, func() error {
 			return toolmwtest.Carry(&mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("ok")}, StructuredContent: toolmwtest.Unencodable{Secret: c}})
 		})

@@ -76,6 +76,16 @@ var sdkShapes = []func(c string) toolmwtest.Failure{
 		})
 	},
 	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure("a success whose resource link, the canary as its name, has no uri", c, toolmwtest.Opaque, func() error {
+			return toolmwtest.Carry(&mcp.CallToolResult{Content: []mcp.Content{&mcp.ResourceLink{Name: c}}})
+		})
+	},
+	func(c string) toolmwtest.Failure {
+		return toolmwtest.NewFailure("a success whose embedded resource, the canary as its text, has no uri", c, toolmwtest.Opaque, func() error {
+			return toolmwtest.Carry(&mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{Text: c}}}})
+		})
+	},
+	func(c string) toolmwtest.Failure {
 		return toolmwtest.NewFailure("a handler's *jsonrpc.Error wrapped with %w", c, toolmwtest.Raw, func() error {
 			return fmt.Errorf("call backend: %w", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + c})
 		})
