@@ -139,7 +139,6 @@
 // upstream again, up to ten rounds within the client's one call: one row.
 // mrtr_test.go tests both, for an elicitation, a sampling and a call that
 // asks for both in turn, with the client over stdio and streamable HTTP and
-// the upstream over stdio and streamable HTTP, and a prompts/get.
-// resources/read takes the prompts/get path; neither it nor a roots
-// request is tested.
+// the upstream over stdio and streamable HTTP, a call that asks for the
+// client's roots, a prompts/get and a resources/read.
 package main
