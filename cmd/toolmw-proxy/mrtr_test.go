@@ -359,30 +359,3 @@ func TestMultiRoundTripRoots(t *testing.T) {
 		}
 	}
 }
-
-// TestServerRequestsToNewClientRefused: an upstream below 2026-07-28 (the
-// asker, on 2025-11-25) sends its client sampling and elicitation
-// requests; the proxy cannot pass them to a client on 2026-07-28, since
-// go-sdk's server refuses to send a client on it any request (SEP-2322),
-// and the upstream gets the refusal as its requests' error. The client's
-// handlers are never asked. (Two calls of the one client, as the asker
-// wants, over stdio: they route to its one session.)
-func TestServerRequestsToNewClientRefused(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "proxy.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte("upstream:\n  env:\n    "+roleEnv+": "+roleAsker+"\n"), 0o600))
-	var elicited, sampled atomic.Int32
-	p := startProxyWith(t, func(o *mcp.ClientOptions) { mrtrHandlers(o, &elicited, &sampled) }, "-config", cfg, "--", os.Args[0])
-	require.Equal(t, "2026-07-28", p.cs.InitializeResult().ProtocolVersion)
-	answers := make(chan string, 2)
-	for range 2 {
-		go func() { answers <- ask(p.cs) }()
-	}
-	for range 2 {
-		a := <-answers // ask's own deadline bounds it
-		assert.Contains(t, a, `sampling failed: `, "proxy's log:\n%s", p.stderr)
-		assert.Contains(t, a, `"sampling/createMessage" cannot be sent while serving a request on protocol version 2026-07-28`)
-		assert.Contains(t, a, `elicitation failed: `)
-		assert.Contains(t, a, `"elicitation/create" cannot be sent while serving a request on protocol version 2026-07-28`)
-	}
-	assert.Zero(t, elicited.Load()+sampled.Load(), "the client's handlers")
-}
