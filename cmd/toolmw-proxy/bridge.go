@@ -186,8 +186,11 @@ func (p *proxy) bridgeRound(ctx context.Context, req *mcp.CallToolRequest, b *br
 		}()
 	}
 	// The client's call ending (its cancellation, its deadline) ends the
-	// upstream's, until the round parks it.
-	stop := context.AfterFunc(ctx, func() { b.end(fmt.Errorf("the client's call ended: %w", context.Cause(ctx))) })
+	// upstream's, until the round parks it. (The round's own wait on ctx
+	// ends it too: a round that returns on ctx.Done and stops the
+	// AfterFunc may do so before ctx's cancellation has reached it.)
+	clientEnded := func() { b.end(fmt.Errorf("the client's call ended: %w", context.Cause(ctx))) }
+	stop := context.AfterFunc(ctx, clientEnded)
 	defer stop()
 	for {
 		select {
@@ -215,8 +218,9 @@ func (p *proxy) bridgeRound(ctx context.Context, req *mcp.CallToolRequest, b *br
 				b.end(err)
 				return nil, err
 			}
-			if !stop() {
-				return nil, ctx.Err() // the client's call ended as it was to be parked
+			if !stop() || ctx.Err() != nil {
+				clientEnded() // the client's call ended as it was to be parked
+				return nil, ctx.Err()
 			}
 			state, err := p.park(b)
 			if err != nil {
@@ -231,6 +235,7 @@ func (p *proxy) bridgeRound(ctx context.Context, req *mcp.CallToolRequest, b *br
 		case <-b.ended:
 			return nil, b.why()
 		case <-ctx.Done():
+			clientEnded()
 			return nil, ctx.Err()
 		}
 	}
