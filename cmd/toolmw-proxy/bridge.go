@@ -59,6 +59,10 @@ var errUnknownState = errs.InvalidArguments("unknown or expired request state: c
 // beyond bridge.max_parked.
 var errTooManyParked = errs.Unavailable("the proxy has too many calls waiting for their clients' answers: try again later")
 
+// errStopping is what a client is told when its call would be parked as
+// the proxy stops.
+var errStopping = errs.Unavailable("the proxy is stopping: call again later")
+
 // bridgedCall is one tools/call of a client on 2026-07-28, forwarded to the
 // upstream, which may ask the client for input across several rounds.
 type bridgedCall struct {
@@ -214,7 +218,7 @@ func (p *proxy) bridgeRound(ctx context.Context, req *mcp.CallToolRequest, b *br
 		if len(requests) > 0 {
 			b.rounds++
 			if b.rounds > maxInputRounds {
-				err := fmt.Errorf("the upstream asked its client for input %d times in one call", maxInputRounds)
+				err := fmt.Errorf("the upstream asked its client for input more than %d times in one call", maxInputRounds)
 				b.end(err)
 				return nil, err
 			}
@@ -225,7 +229,7 @@ func (p *proxy) bridgeRound(ctx context.Context, req *mcp.CallToolRequest, b *br
 			state, err := p.park(b)
 			if err != nil {
 				b.end(err)
-				return nil, errTooManyParked
+				return nil, err
 			}
 			return &mcp.CallToolResult{InputRequests: requests, RequestState: state}, nil
 		}
@@ -377,7 +381,8 @@ func isClosed(ch chan struct{}) bool {
 }
 
 // park puts b in the table of parked calls under a new random state, for
-// bridge.resume_timeout at most.
+// bridge.resume_timeout at most; when it cannot, it returns the public
+// error the client gets (which the upstream's request gets too).
 func (p *proxy) park(b *bridgedCall) (string, error) {
 	var key [32]byte
 	_, _ = rand.Read(key[:]) // crypto/rand.Read does not fail (Go 1.24)
@@ -385,11 +390,11 @@ func (p *proxy) park(b *bridgedCall) (string, error) {
 	p.parkedMu.Lock()
 	defer p.parkedMu.Unlock()
 	if p.parkedClosed {
-		return "", errors.New("the proxy is stopping")
+		return "", errStopping
 	}
 	if len(p.parked) >= p.maxParked {
 		p.logger.Warn("bridge: a call is refused: too many calls are parked, waiting for their clients", "tool", b.tool, "max_parked", p.maxParked)
-		return "", fmt.Errorf("%d calls are parked already (bridge.max_parked)", p.maxParked)
+		return "", errTooManyParked
 	}
 	pc := &parked{call: b}
 	pc.timer = time.AfterFunc(p.resumeTimeout, func() {

@@ -25,7 +25,8 @@ import (
 // its client by sending it requests mid-call: sample sends a sampling
 // request, elicit an elicitation, roots a roots/list, twice an
 // elicitation and then a sampling; each answers what the client said, or
-// the request's error. abandoned elicits, then waits for its call to be
+// the request's error. progress reports progress before and after it
+// elicits. abandoned elicits, then waits for its call to be
 // cancelled, and keeps what became of its request and of its call, which
 // abandoned_outcome answers once it is known (with the argument
 // "answered", the elicitation's outcome alone).
@@ -71,6 +72,13 @@ func bridgeServer() *mcp.Server {
 			return result("roots failed: " + err.Error()), nil
 		}
 		return result("roots=" + rootURIs(roots.Roots)), nil
+	})
+	s.AddTool(&mcp.Tool{Name: "progress", InputSchema: object}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		tok := req.Params.GetProgressToken()
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Message: "before"})
+		got := elicit(ctx, req.Session)
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 2, Message: "after"})
+		return result(got), nil
 	})
 	answered, outcome := make(chan string, 1), make(chan string, 1)
 	s.AddTool(&mcp.Tool{Name: "abandoned", InputSchema: object}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -423,4 +431,42 @@ func TestBridgeClientCancels(t *testing.T) {
 	assert.Equal(t, "elicited=cancelled; the call was cancelled", text(callRaw(t, p.cs, "abandoned_outcome", nil, "")), "the upstream's call")
 	assert.Equal(t, []audit.RowOutcome{audit.OutcomeCanceled, audit.OutcomeInputRequired},
 		outcomes(p.rows(t, "abandoned", 2)), "abandoned's rows, newest first")
+}
+
+// TestBridgeProgress: the upstream's progress reaches the round in flight,
+// under that round's own token: the progress before its request with the
+// first round's token, the progress after with the second's.
+func TestBridgeProgress(t *testing.T) {
+	var elicited, sampled atomic.Int32
+	p := startProxyWith(t, func(o *mcp.ClientOptions) {
+		mrtrHandlers(o, &elicited, &sampled)
+		o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+	}, bridgeConfig(t, "stdio", "")...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	params := &mcp.CallToolParams{Name: "progress", Arguments: map[string]any{}}
+	params.SetProgressToken("round-1")
+	res, err := p.cs.CallTool(ctx, params)
+	require.NoError(t, err)
+	id, _ := oneRequest(t, res)
+	select {
+	case n := <-p.progress:
+		assert.Equal(t, "round-1", n.ProgressToken, "the first round's token")
+		assert.Equal(t, "before", n.Message)
+	case <-ctx.Done(): // go-sdk's client may hand out the answer before it handles the notification sent before it
+		t.Fatalf("the progress before the request did not arrive\nproxy's log:\n%s", p.stderr)
+	}
+	params = &mcp.CallToolParams{Name: "progress", Arguments: map[string]any{}, RequestState: res.RequestState,
+		InputResponses: mcp.InputResponseMap{id: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"who": "progress"}}}}
+	params.SetProgressToken("round-2")
+	res, err = p.cs.CallTool(ctx, params)
+	require.NoError(t, err)
+	assert.Equal(t, "elicited=progress", text(res))
+	select {
+	case n := <-p.progress:
+		assert.Equal(t, "round-2", n.ProgressToken, "the second round's token")
+		assert.Equal(t, "after", n.Message)
+	case <-ctx.Done():
+		t.Fatalf("the progress after the request did not arrive\nproxy's log:\n%s", p.stderr)
+	}
 }
