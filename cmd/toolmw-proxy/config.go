@@ -48,6 +48,24 @@ type Config struct {
 	HTTP HTTPConfig `yaml:"http"`
 	// Telemetry is the OpenTelemetry export.
 	Telemetry TelemetryConfig `yaml:"telemetry"`
+	// Bridge bounds the calls an upstream below protocol 2026-07-28
+	// asked a client on 2026-07-28 something in (bridge.go).
+	Bridge BridgeConfig `yaml:"bridge"`
+}
+
+// BridgeConfig bounds the bridge from an upstream's requests to a client
+// (sampling, elicitation, roots, protocol below 2026-07-28) to a client on
+// 2026-07-28, which takes them in an input-required answer: the call
+// waits, parked, until the client calls again with the answers.
+type BridgeConfig struct {
+	// ResumeTimeout is how long a parked call waits for its client to
+	// call again; then the proxy cancels it upstream (the upstream's
+	// request gets an error), and the state is unknown. Default 60s.
+	ResumeTimeout time.Duration `yaml:"resume_timeout"`
+	// MaxParked bounds the calls parked at once; a call that would be
+	// one more is cancelled upstream and refused (unavailable). Default
+	// 1000.
+	MaxParked int `yaml:"max_parked"`
 }
 
 // UpstreamConfig says which MCP server the proxy forwards to: a command it
@@ -205,6 +223,8 @@ const (
 	defaultStartTimeout = 2 * time.Minute
 	defaultSessionIdle  = 5 * time.Minute
 	defaultMaxSessions  = 1000
+	defaultResume       = time.Minute
+	defaultMaxParked    = 1000
 )
 
 // configError is a mistake in the configuration file: it names the file
@@ -446,6 +466,12 @@ func (v *validator) check(c *Config) {
 	if c.HTTP.SessionIdle < 0 {
 		v.failf([]any{"http", "session_idle"}, "http.session_idle must be positive, not %v", c.HTTP.SessionIdle)
 	}
+	if c.Bridge.ResumeTimeout < 0 {
+		v.failf([]any{"bridge", "resume_timeout"}, "bridge.resume_timeout must be positive, not %v", c.Bridge.ResumeTimeout)
+	}
+	if c.Bridge.MaxParked < 0 {
+		v.failf([]any{"bridge", "max_parked"}, "bridge.max_parked must be at least 1, not %d", c.Bridge.MaxParked)
+	}
 	if c.HTTP.MaxSessions < 0 {
 		v.failf([]any{"http", "max_sessions"}, "http.max_sessions must be at least 1, not %d", c.HTTP.MaxSessions)
 	}
@@ -485,5 +511,11 @@ func (c *Config) withDefaults() {
 	}
 	if c.HTTP.MaxSessions == 0 {
 		c.HTTP.MaxSessions = defaultMaxSessions
+	}
+	if c.Bridge.ResumeTimeout == 0 {
+		c.Bridge.ResumeTimeout = defaultResume
+	}
+	if c.Bridge.MaxParked == 0 {
+		c.Bridge.MaxParked = defaultMaxParked
 	}
 }

@@ -38,6 +38,8 @@ func TestConfigErrorsNameTheLine(t *testing.T) {
 		{"token env empty", "auth:\n  tokens:\n    - subject: alice\n      token_env: TOOLMW_PROXY_TEST_UNSET_TOKEN\n", "proxy.yaml:4: auth.tokens[0]: $TOOLMW_PROXY_TEST_UNSET_TOKEN is empty"},
 		{"bad origin", "http:\n  allowed_origins: [\"app.example\"]\n", "proxy.yaml:2: http.allowed_origins"},
 		{"bad otlp", "telemetry:\n  otlp_endpoint: 127.0.0.1:4318\n", "proxy.yaml:2: telemetry.otlp_endpoint"},
+		{"negative resume timeout", "bridge:\n  resume_timeout: -1s\n", "proxy.yaml:2: bridge.resume_timeout must be positive"},
+		{"negative max_parked", "bridge:\n  max_parked: -1\n", "proxy.yaml:2: bridge.max_parked must be at least 1"},
 		{"not yaml", "upstream: [\n", "proxy.yaml:"},
 		{"json unknown key", "{\n  \"upstream\": {\n    \"cmd\": [\"x\"]\n  }\n}\n", "proxy.yaml:3: field cmd not found"},
 	} {
@@ -62,6 +64,8 @@ func TestConfigComplete(t *testing.T) {
 	assert.Equal(t, []string{"admin"}, cfg.Tools["get-env"].Scopes)
 	assert.Equal(t, 5.0, cfg.Tools["echo"].Rate.PerSecond)
 	assert.Equal(t, "alice", cfg.Auth.Tokens[0].Subject)
+	assert.Equal(t, time.Minute, cfg.Bridge.ResumeTimeout)
+	assert.Equal(t, 1000, cfg.Bridge.MaxParked)
 
 	f, err := parseFlags([]string{"-config", "proxy.example.yaml", "-audit-db", "other.db", "--", "my-server", "--flag"}, nil)
 	require.NoError(t, err)

@@ -34,8 +34,10 @@
 // with go-sdk (2026-07-28 included; go-sdk serves 2026-07-28 on streamable
 // HTTP only stateless, so a client on it needs -stateless, and an HTTP
 // upstream on it is a stateless one). The upstream's roots/list requests
-// are not forwarded (the proxy's client declares no roots); one in an
-// input-required answer is (see Sampling and elicitation).
+// go to the call's client as sampling does, though the proxy's client
+// declares no roots (a client's roots vary with the client), so that an
+// upstream that asks without the capability gets the client's roots,
+// not the proxy's empty list.
 //
 // # What the chain can know
 //
@@ -115,17 +117,24 @@
 //
 // # Sampling and elicitation
 //
-// An upstream's sampling and elicitation requests go to the client whose
-// call they belong to. A streamable HTTP upstream sends each on its call's
-// own response stream, which the proxy follows. A stdio or HTTP+SSE
+// An upstream's sampling, elicitation and roots requests go to the client
+// whose call they belong to. A streamable HTTP upstream sends each on its
+// call's own response stream, which the proxy follows. A stdio or HTTP+SSE
 // upstream names no call: the proxy asks the one client session with calls
 // in flight, and refuses the request (a JSON-RPC error to the upstream)
 // when several sessions have calls in flight, rather than ask a client
-// whose call it is not. Those requests reach only a client below protocol
-// 2026-07-28: go-sdk's server refuses to send any request to a client on
-// 2026-07-28 (SEP-2322), and the proxy does not turn them into an
-// input-required answer; the upstream gets the refusal as its request's
-// error.
+// whose call it is not. A client below protocol 2026-07-28 gets the
+// request as it is. A server may send a client on 2026-07-28 no request
+// (SEP-2322; go-sdk's server refuses to), so for such a client the proxy
+// bridges an upstream below 2026-07-28 (bridge.go): it answers the
+// client's tools/call input-required with the request and a random state
+// naming the upstream's call, which stays open, parked; the client's next
+// call with the answers and the state resumes it, and gets the upstream's
+// result or its next request. A parked call waits bridge.resume_timeout
+// (60s) for its client and is then cancelled upstream; at most
+// bridge.max_parked (1000) are parked at once; a state unknown, expired or
+// another caller's is the public invalid-arguments answer "unknown or
+// expired request state". docs/proxy.md has the table.
 //
 // On 2026-07-28 an upstream asks for input in its answer instead: a
 // tools/call, prompts/get or resources/read answered input-required, with
@@ -139,7 +148,6 @@
 // upstream again, up to ten rounds within the client's one call: one row.
 // mrtr_test.go tests both, for an elicitation, a sampling and a call that
 // asks for both in turn, with the client over stdio and streamable HTTP and
-// the upstream over stdio and streamable HTTP, and a prompts/get.
-// resources/read takes the prompts/get path; neither it nor a roots
-// request is tested.
+// the upstream over stdio and streamable HTTP, a call that asks for the
+// client's roots, a prompts/get and a resources/read.
 package main

@@ -236,11 +236,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	p := newProxy(logger)
 	p.httpUpstream = cfg.Upstream.URL != "" && cfg.Upstream.Transport != "sse"
+	p.resumeTimeout, p.maxParked = cfg.Bridge.ResumeTimeout, cfg.Bridge.MaxParked
 	access := accessGuard(cfg)
 	if access != nil {
 		p.visibleTo = middleware.Visibility(access)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolmw-proxy", Version: "0.2.0"}, p.clientOptions(sdkLogger))
+	client.AddReceivingMiddleware(p.listRoots)
 	onStart := func(ctx context.Context, g *generation) error {
 		if p.server.Load() == nil {
 			// The first generation's capabilities are the proxy's.
@@ -258,6 +260,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	p.up = up
 	defer up.Close()
+	defer p.closeBridge() // before the upstream closes: its parked calls end first
 
 	if f.stdio {
 		return serveStdio(ctx, p.server.Load(), calls, f.shutdown, al.Where(), logger, stdin, stdout, stderr)

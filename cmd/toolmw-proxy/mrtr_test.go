@@ -27,7 +27,8 @@ import (
 // the client said and the protocol version the upstream's session speaks.
 // confirm asks for an elicitation, summarize for a sampling, both for an
 // elicitation and then, in a second input-required round, a sampling; the
-// prompt greeting asks for an elicitation.
+// prompt greeting and the resource mrtrResource ask for an elicitation, the
+// tool roots for the client's roots.
 func mrtrServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mrtr", Version: "1.0.0"}, nil)
 	object := map[string]any{"type": "object"}
@@ -92,6 +93,29 @@ func mrtrServer() *mcp.Server {
 			return answer(req, elicited+" sampled="+tc.Text), nil
 		}
 	})
+	s.AddTool(&mcp.Tool{Name: "roots", InputSchema: object}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if len(req.Params.InputResponses) == 0 {
+			return &mcp.CallToolResult{RequestState: "roots-state", InputRequests: mcp.InputRequestMap{"where": &mcp.ListRootsParams{}}}, nil
+		}
+		roots, ok := req.Params.InputResponses["where"].(*mcp.ListRootsResult)
+		if !ok || req.Params.RequestState != "roots-state" {
+			return nil, fmt.Errorf("retried with %#v and state %q", req.Params.InputResponses, req.Params.RequestState)
+		}
+		return answer(req, "roots="+rootURIs(roots.Roots)), nil
+	})
+	s.AddResource(&mcp.Resource{URI: mrtrResource, Name: "whoami"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		if len(req.Params.InputResponses) == 0 {
+			return &mcp.ReadResourceResult{RequestState: "whoami-state",
+				InputRequests: mcp.InputRequestMap{"who": &mcp.ElicitParams{Message: "who are you?",
+					RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"who": map[string]any{"type": "string"}}}}}}, nil
+		}
+		el, ok := req.Params.InputResponses["who"].(*mcp.ElicitResult)
+		if !ok || req.Params.RequestState != "whoami-state" {
+			return nil, fmt.Errorf("retried with %#v and state %q", req.Params.InputResponses, req.Params.RequestState)
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: mrtrResource, MIMEType: "text/plain",
+			Text: fmt.Sprintf("you are %v", el.Content["who"])}}}, nil
+	})
 	s.AddPrompt(&mcp.Prompt{Name: "greeting"}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		if len(req.Params.InputResponses) == 0 {
 			return &mcp.GetPromptResult{RequestState: "greeting-state",
@@ -106,6 +130,22 @@ func mrtrServer() *mcp.Server {
 			Content: &mcp.TextContent{Text: fmt.Sprintf("hello %v", el.Content["who"])}}}}, nil
 	})
 	return s
+}
+
+// mrtrResource is the mrtr upstream's resource, whose read asks for an
+// elicitation.
+const mrtrResource = "mrtr://whoami"
+
+// clientRoot is the root the tests' clients have.
+const clientRoot = "file:///client/project"
+
+// rootURIs is the roots' URIs, comma-separated.
+func rootURIs(roots []*mcp.Root) string {
+	var uris []string
+	for _, r := range roots {
+		uris = append(uris, r.URI)
+	}
+	return strings.Join(uris, ",")
 }
 
 // mrtrHandlers sets the client's sampling and elicitation handlers, which
@@ -198,7 +238,7 @@ func mrtrConfig(t *testing.T) string {
 // serves 2026-07-28 on HTTP only so. The proxy is stateless too for a
 // client on 2026-07-28, stateful for one below, which it may send
 // requests. It connects a client on version with the handlers of
-// mrtrHandlers, and without go-sdk's own multi-round-trip handling when
+// mrtrHandlers and the root clientRoot, and without go-sdk's own multi-round-trip handling when
 // below 2026-07-28 (a client of those versions need not have it).
 func connectMRTR(t *testing.T, up, version string, elicited, sampled *atomic.Int32) (*mcp.ClientSession, string, fmt.Stringer) {
 	t.Helper()
@@ -220,7 +260,9 @@ func connectMRTR(t *testing.T, up, version string, elicited, sampled *atomic.Int
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, opts).Connect(ctx,
+	client := mcp.NewClient(&mcp.Implementation{Name: "t"}, opts)
+	client.AddRoots(&mcp.Root{URI: clientRoot, Name: "project"})
+	cs, err := client.Connect(ctx,
 		&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	require.NoError(t, err, "connect to the proxy:\n%s", stderr)
 	t.Cleanup(func() { _ = cs.Close() })
@@ -263,29 +305,57 @@ func TestMultiRoundTripPrompt(t *testing.T) {
 	}
 }
 
-// TestServerRequestsToNewClientRefused: an upstream below 2026-07-28 (the
-// asker, on 2025-11-25) sends its client sampling and elicitation
-// requests; the proxy cannot pass them to a client on 2026-07-28, since
-// go-sdk's server refuses to send a client on it any request (SEP-2322),
-// and the upstream gets the refusal as its requests' error. The client's
-// handlers are never asked. (Two calls of the one client, as the asker
-// wants, over stdio: they route to its one session.)
-func TestServerRequestsToNewClientRefused(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "proxy.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte("upstream:\n  env:\n    "+roleEnv+": "+roleAsker+"\n"), 0o600))
-	var elicited, sampled atomic.Int32
-	p := startProxyWith(t, func(o *mcp.ClientOptions) { mrtrHandlers(o, &elicited, &sampled) }, "-config", cfg, "--", os.Args[0])
-	require.Equal(t, "2026-07-28", p.cs.InitializeResult().ProtocolVersion)
-	answers := make(chan string, 2)
-	for range 2 {
-		go func() { answers <- ask(p.cs) }()
+// TestMultiRoundTripResource: a resources/read that the upstream answers
+// input-required, forwarded as prompts/get is, from a client on 2026-07-28
+// and from one on 2025-11-25, in front of the upstream over stdio and on
+// streamable HTTP.
+func TestMultiRoundTripResource(t *testing.T) {
+	for _, up := range []string{"stdio", "http"} {
+		for _, version := range []string{"2026-07-28", "2025-11-25"} {
+			t.Run(up+"/"+version, func(t *testing.T) {
+				var elicited, sampled atomic.Int32
+				cs, _, stderr := connectMRTR(t, up, version, &elicited, &sampled)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mrtrResource})
+				require.NoError(t, err, "proxy's log:\n%s", stderr)
+				require.Len(t, res.Contents, 1, "%+v", res)
+				assert.Equal(t, "you are client", res.Contents[0].Text, "the upstream's final round")
+				assert.Empty(t, res.InputRequests, "the client's own rounds are over")
+				assert.EqualValues(t, 1, elicited.Load(), "the client's elicitation handler")
+			})
+		}
 	}
-	for range 2 {
-		a := <-answers // ask's own deadline bounds it
-		assert.Contains(t, a, `sampling failed: `, "proxy's log:\n%s", p.stderr)
-		assert.Contains(t, a, `"sampling/createMessage" cannot be sent while serving a request on protocol version 2026-07-28`)
-		assert.Contains(t, a, `elicitation failed: `)
-		assert.Contains(t, a, `"elicitation/create" cannot be sent while serving a request on protocol version 2026-07-28`)
+}
+
+// TestMultiRoundTripRoots: a tools/call whose upstream asks for the
+// client's roots in its input-required answer: a client on 2026-07-28
+// answers it with its roots and calls again, and the proxy asks a client
+// on 2025-11-25 with roots/list on the call's stream; either way the
+// upstream gets the client's root, and a client on 2026-07-28's rounds
+// have their rows.
+func TestMultiRoundTripRoots(t *testing.T) {
+	for _, up := range []string{"stdio", "http"} {
+		for _, version := range []string{"2026-07-28", "2025-11-25"} {
+			t.Run(up+"/"+version, func(t *testing.T) {
+				var elicited, sampled atomic.Int32
+				cs, db, stderr := connectMRTR(t, up, version, &elicited, &sampled)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "roots", Arguments: map[string]any{}})
+				require.NoError(t, err, "proxy's log:\n%s", stderr)
+				require.False(t, res.IsError, "%s\nproxy's log:\n%s", text(res), stderr)
+				assert.Equal(t, "roots="+clientRoot+" protocol=2026-07-28", text(res), "the client's roots reach the upstream")
+				want := []audit.RowOutcome{audit.OutcomeOK}
+				if version >= "2026-07-28" {
+					want = append(want, audit.OutcomeInputRequired)
+				}
+				var got []audit.RowOutcome
+				for _, r := range (&proxied{db: db}).rows(t, "roots", len(want)) {
+					got = append(got, r.Outcome)
+				}
+				assert.Equal(t, want, got, "the rows, newest first")
+			})
+		}
 	}
-	assert.Zero(t, elicited.Load()+sampled.Load(), "the client's handlers")
 }

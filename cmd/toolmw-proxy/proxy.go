@@ -50,6 +50,14 @@ type proxy struct {
 	subsMu sync.Mutex
 	subs   map[string]int // resource URI -> subscribed client sessions
 
+	// The calls parked by the bridge (bridge.go), by their request state,
+	// resumeTimeout and maxParked at most.
+	parkedMu      sync.Mutex
+	parked        map[string]*parked
+	parkedClosed  bool
+	resumeTimeout time.Duration
+	maxParked     int
+
 	// visibleTo, when set, is the scope guard's visibility
 	// (middleware.Visibility): tools/list shows a caller only the tools the
 	// guard would let it call, and every tool when it is observed.
@@ -57,7 +65,8 @@ type proxy struct {
 }
 
 func newProxy(logger *slog.Logger) *proxy {
-	return &proxy{logger: logger, tools: map[string][]byte{}, subs: map[string]int{}}
+	return &proxy{logger: logger, tools: map[string][]byte{}, subs: map[string]int{}, parked: map[string]*parked{},
+		resumeTimeout: defaultResume, maxParked: defaultMaxParked}
 }
 
 // clientOptions are the handlers of the proxy's client to the upstream.
@@ -213,7 +222,13 @@ const codeURLElicitationRequired = -32042
 // client gets, through the chain: a result (an isError one is the tool's
 // own feedback) as it is; a JSON-RPC error, a connection that failed or an
 // upstream that is not running as a raw error, which the adapter scrubs.
+// The call of a client on 2026-07-28 to an upstream below it is bridged
+// (bridge.go): a request the upstream sends mid-call becomes an
+// input-required answer.
 func (p *proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if strings.HasPrefix(req.Params.RequestState, bridgeStatePrefix) {
+		return p.resumeBridged(ctx, req)
+	}
 	g, err := p.up.current(ctx)
 	if err != nil {
 		return nil, err
@@ -224,6 +239,9 @@ func (p *proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		params.Arguments = nil
 	}
 	params.Meta = forwardMeta(req.Params.Meta)
+	if bridges(req.Session, g) {
+		return p.startBridged(ctx, req, g, params)
+	}
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		up := "toolmw-proxy-" + strconv.FormatInt(p.progressSeq.Add(1), 10)
 		route := newProgressRoute(ctx, req.Session, tok)
@@ -251,6 +269,12 @@ func (p *proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		params = withInput(params, answers, res.RequestState).(*mcp.CallToolParams)
 		res, err = g.session.CallTool(upctx, params)
 	}
+	return p.callResult(ctx, g, res, err)
+}
+
+// callResult is what the client's call ctx gets for the upstream's answer
+// res, err (see callTool).
+func (p *proxy) callResult(ctx context.Context, g *generation, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
 	if err == nil {
 		return res, nil
 	}
@@ -298,11 +322,14 @@ func forwardMeta(m mcp.Meta) mcp.Meta {
 
 // inFlight is a call in flight: its client session, its context, in
 // which the SDK sends a request to the client on that call's own stream,
-// and its route key (route.go).
+// and its route key (route.go). A bridged call's (bridge) requests go to
+// its bridge instead, from its first round until the upstream's call
+// returns.
 type inFlight struct {
 	session *mcp.ServerSession
 	ctx     context.Context
 	key     string
+	bridge  *bridgedCall
 }
 
 // enter and leave track the calls in flight, for routing the upstream's
@@ -324,28 +351,67 @@ func (p *proxy) leave(c *inFlight) {
 	}
 }
 
+// createMessage, elicit and listRoots forward the upstream's request to
+// the client of the call it belongs to (route.go): as a request of the
+// client's protocol, or, to a client on 2026-07-28, through the bridge
+// (bridge.go).
 func (p *proxy) createMessage(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	params := *r.Params
 	var key string
 	params.Meta, key = p.takeRoute(params.Meta)
-	s, ctx, cancel, err := p.route(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	return s.CreateMessage(ctx, &params)
+	return askClient(p, ctx, key, &params, (*mcp.ServerSession).CreateMessage)
 }
 
 func (p *proxy) elicit(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	params := *r.Params
 	var key string
 	params.Meta, key = p.takeRoute(params.Meta)
-	s, ctx, cancel, err := p.route(ctx, key)
-	if err != nil {
-		return nil, err
+	return askClient(p, ctx, key, &params, (*mcp.ServerSession).Elicit)
+}
+
+// listRoots is the receiving middleware of the proxy's client that
+// forwards the upstream's roots/list (go-sdk's client would answer it
+// with its own roots, of which the proxy has none).
+func (p *proxy) listRoots(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		r, ok := req.(*mcp.ListRootsRequest)
+		if method != "roots/list" || !ok {
+			return next(ctx, method, req)
+		}
+		params := &mcp.ListRootsParams{}
+		if r.Params != nil {
+			*params = *r.Params
+		}
+		var key string
+		params.Meta, key = p.takeRoute(params.Meta)
+		return askClient(p, ctx, key, params, (*mcp.ServerSession).ListRoots)
 	}
+}
+
+// askClient sends the upstream's request params to the client of the call
+// key names (route.go) with send, or hands it to the call's bridge.
+func askClient[P mcp.InputRequest, R mcp.InputResponse](p *proxy, ctx context.Context, key string, params P,
+	send func(*mcp.ServerSession, context.Context, P) (R, error)) (R, error) {
+	var zero R
+	c, err := p.callFor(key)
+	if err != nil {
+		return zero, err
+	}
+	if c.bridge != nil {
+		res, err := c.bridge.ask(ctx, params)
+		if err != nil {
+			return zero, err
+		}
+		out, ok := res.(R) // asAnswer made it of the request's type
+		if !ok {
+			return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the client answered the request with a %T", res)}
+		}
+		return out, nil
+	}
+	cctx, cancel := context.WithCancel(c.ctx)
 	defer cancel()
-	return s.Elicit(ctx, &params)
+	defer context.AfterFunc(ctx, cancel)()
+	return send(c.session, cctx, params)
 }
 
 func (p *proxy) elicitationComplete(ctx context.Context, r *mcp.ElicitationCompleteNotificationRequest) {

@@ -55,7 +55,8 @@ func startProxy(t *testing.T, args ...string) *proxied {
 }
 
 // startProxyWith is startProxy with a client whose options with sets
-// further (its sampling and elicitation handlers, say).
+// further (its sampling and elicitation handlers, say). The client has one
+// root, clientRoot.
 func startProxyWith(t *testing.T, with func(*mcp.ClientOptions), args ...string) *proxied {
 	t.Helper()
 	p := &proxied{db: filepath.Join(t.TempDir(), "audit.db"), stderr: &syncbuf.Buffer{}, done: make(chan int, 1),
@@ -79,6 +80,8 @@ func startProxyWith(t *testing.T, with func(*mcp.ClientOptions), args ...string)
 		with(opts)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, opts)
+	//lint:ignore SA1019 roots are deprecated as of 2026-07-28 (SEP-2577) but still what an upstream below it may ask for (bridge_test.go)
+	client.AddRoots(&mcp.Root{URI: clientRoot, Name: "project"})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)

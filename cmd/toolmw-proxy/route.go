@@ -2,11 +2,11 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -93,13 +93,13 @@ func (rr *routeReader) Read(b []byte) (int, error) {
 func (rr *routeReader) Close() error { return rr.r.Close() }
 
 // toClient are the methods of the requests the upstream sends a client.
-var toClient = [][]byte{[]byte(`"sampling/createMessage"`), []byte(`"elicitation/create"`)}
+var toClient = [][]byte{[]byte(`"sampling/createMessage"`), []byte(`"elicitation/create"`), []byte(`"roots/list"`)}
 
 // mark returns line, with the route key added when it is the data line of
 // a request to the client.
 func (rr *routeReader) mark(line []byte) []byte {
 	data, ok := bytes.CutPrefix(line, []byte("data:"))
-	if !ok || !(bytes.Contains(data, toClient[0]) || bytes.Contains(data, toClient[1])) {
+	if !ok || !slices.ContainsFunc(toClient, func(m []byte) bool { return bytes.Contains(data, m) }) {
 		return line
 	}
 	var msg map[string]json.RawMessage
@@ -107,11 +107,13 @@ func (rr *routeReader) mark(line []byte) []byte {
 		return line
 	}
 	var method string
-	if json.Unmarshal(msg["method"], &method) != nil || (method != "sampling/createMessage" && method != "elicitation/create") {
+	if json.Unmarshal(msg["method"], &method) != nil || !slices.ContainsFunc(toClient, func(m []byte) bool { return string(m) == `"`+method+`"` }) {
 		return line
 	}
 	var params map[string]json.RawMessage
-	if json.Unmarshal(msg["params"], &params) != nil || params == nil {
+	if msg["params"] == nil && method == "roots/list" {
+		params = map[string]json.RawMessage{} // roots/list may come without params
+	} else if json.Unmarshal(msg["params"], &params) != nil || params == nil {
 		return line
 	}
 	meta := map[string]json.RawMessage{}
@@ -157,20 +159,11 @@ func (p *proxy) newRouteKey() string {
 	return "c" + strconv.FormatInt(p.routeSeq.Add(1), 10)
 }
 
-// route is where an upstream request goes (see the top of this file): the
-// call key names, in a context that carries that call's (so that the SDK
-// sends the request on the call's own stream, as the upstream did) and
-// ends with the upstream's request. The returned cancel must be called.
-func (p *proxy) route(ctx context.Context, key string) (*mcp.ServerSession, context.Context, context.CancelFunc, error) {
-	c, err := p.callFor(key)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cctx, cancel := context.WithCancel(c.ctx)
-	stop := context.AfterFunc(ctx, cancel)
-	return c.session, cctx, func() { stop(); cancel() }, nil
-}
-
+// callFor is the call an upstream request goes to (see the top of this
+// file): the call key names, or the one session's. askClient (proxy.go)
+// sends the request in a context that carries that call's (so that the SDK
+// sends it on the call's own stream, as the upstream did) and ends with
+// the upstream's request.
 func (p *proxy) callFor(key string) (*inFlight, error) {
 	p.callsMu.Lock()
 	defer p.callsMu.Unlock()

@@ -26,15 +26,17 @@ import (
 // upstream (roleLeaky over stdio, roleLeakyHTTP on 127.0.0.1), chosen by
 // roleEnv.
 const (
-	roleEnv       = "TOOLMW_PROXY_TEST_ROLE"
-	roleProxy     = "proxy"
-	roleLeaky     = "leaky"
-	roleLeakyHTTP = "leaky-http"
-	roleLeakySSE  = "leaky-sse"
-	roleAsker     = "asker"      // route_test.go, over stdio
-	roleAskerHTTP = "asker-http" // route_test.go, on streamable HTTP
-	roleMRTR      = "mrtr"       // mrtr_test.go, over stdio
-	roleMRTRHTTP  = "mrtr-http"  // mrtr_test.go, on streamable HTTP
+	roleEnv        = "TOOLMW_PROXY_TEST_ROLE"
+	roleProxy      = "proxy"
+	roleLeaky      = "leaky"
+	roleLeakyHTTP  = "leaky-http"
+	roleLeakySSE   = "leaky-sse"
+	roleAsker      = "asker"       // route_test.go, over stdio
+	roleAskerHTTP  = "asker-http"  // route_test.go, on streamable HTTP
+	roleMRTR       = "mrtr"        // mrtr_test.go, over stdio
+	roleMRTRHTTP   = "mrtr-http"   // mrtr_test.go, on streamable HTTP
+	roleBridge     = "bridge"      // bridge_test.go, over stdio
+	roleBridgeHTTP = "bridge-http" // bridge_test.go, on streamable HTTP
 )
 
 // The leaky upstream's secrets: canary is in every raw error it returns;
@@ -71,11 +73,18 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "mrtr upstream:", err)
 		}
 		os.Exit(0)
-	case roleLeakyHTTP, roleLeakySSE, roleAskerHTTP, roleMRTRHTTP:
+	case roleBridge:
+		if err := bridgeServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, "bridge upstream:", err)
+		}
+		os.Exit(0)
+	case roleLeakyHTTP, roleLeakySSE, roleAskerHTTP, roleMRTRHTTP, roleBridgeHTTP:
 		s := leakyServer()
 		switch os.Getenv(roleEnv) {
 		case roleAskerHTTP:
 			s = askerServer()
+		case roleBridgeHTTP:
+			s = bridgeServer()
 		case roleMRTRHTTP:
 			s = mrtrServer()
 		}
