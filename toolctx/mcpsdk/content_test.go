@@ -29,6 +29,7 @@ var unreadableResults = []struct {
 	{"link_without_name", &mcp.ResourceLink{URI: "file:///a"}, "a resource link needs its uri and its name"},
 	{"resource_without_contents", &mcp.EmbeddedResource{}, "an embedded resource needs its resource"},
 	{"resource_without_uri", &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{Text: "x"}}, "an embedded resource needs its uri"},
+	//lint:ignore SA1019 sampling content is deprecated (SEP-2577): a tool result must not carry it
 	{"tool_use", &mcp.ToolUseContent{ID: "1", Name: "f", Input: map[string]any{}}, "sampling content, which a tool result cannot carry"},
 }
 

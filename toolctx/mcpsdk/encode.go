@@ -97,6 +97,7 @@ func checkBlock(c mcp.Content) error {
 		case r.URI == "":
 			return errors.New("an embedded resource needs its uri")
 		}
+	//lint:ignore SA1019 sampling content is deprecated (SEP-2577), and a tool result must not carry it either way
 	case *mcp.ToolUseContent, *mcp.ToolResultContent:
 		return fmt.Errorf("a %T is sampling content, which a tool result cannot carry", c)
 	}
