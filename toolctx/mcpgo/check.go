@@ -56,64 +56,78 @@ func checkContent(cs []mcp.Content) error {
 }
 
 func checkBlock(c mcp.Content) error {
-	c, ok := blockValue(c)
-	if !ok {
-		return errors.New("the block is nil")
-	}
-	var typ, want string
-	switch c := c.(type) {
+	// Value and pointer blocks alike, without boxing a block's value in an
+	// interface (an allocation on every call).
+	switch b := c.(type) {
+	case nil:
+		return errNilBlock
 	case mcp.TextContent:
-		typ, want = c.Type, mcp.ContentTypeText
+		return checkType("mcp.TextContent", b.Type, mcp.ContentTypeText)
+	case *mcp.TextContent:
+		if b == nil {
+			return errNilBlock
+		}
+		return checkType("mcp.TextContent", b.Type, mcp.ContentTypeText)
 	case mcp.ImageContent:
-		typ, want = c.Type, mcp.ContentTypeImage
+		return checkType("mcp.ImageContent", b.Type, mcp.ContentTypeImage)
+	case *mcp.ImageContent:
+		if b == nil {
+			return errNilBlock
+		}
+		return checkType("mcp.ImageContent", b.Type, mcp.ContentTypeImage)
 	case mcp.AudioContent:
-		typ, want = c.Type, mcp.ContentTypeAudio
+		return checkType("mcp.AudioContent", b.Type, mcp.ContentTypeAudio)
+	case *mcp.AudioContent:
+		if b == nil {
+			return errNilBlock
+		}
+		return checkType("mcp.AudioContent", b.Type, mcp.ContentTypeAudio)
 	case mcp.ResourceLink:
-		typ, want = c.Type, mcp.ContentTypeLink
-		if c.URI == "" {
-			return errors.New("a resource link needs its uri")
+		return checkLink(&b)
+	case *mcp.ResourceLink:
+		if b == nil {
+			return errNilBlock
 		}
+		return checkLink(b)
 	case mcp.EmbeddedResource:
-		typ, want = c.Type, mcp.ContentTypeResource
-		if err := checkResourceContents(c.Resource); err != nil {
-			return err
+		return checkEmbedded(&b)
+	case *mcp.EmbeddedResource:
+		if b == nil {
+			return errNilBlock
 		}
+		return checkEmbedded(b)
 	case mcp.ToolUseContent, *mcp.ToolUseContent, mcp.ToolResultContent, *mcp.ToolResultContent:
 		return fmt.Errorf("a %T is sampling content, which a tool result cannot carry", c)
-	default:
-		return nil // a block of the tool's own type, which encoding checks
 	}
+	return nil // a block of the tool's own type, which encoding checks
+}
+
+var errNilBlock = errors.New("the block is nil")
+
+// checkType returns why a block of Go type name whose type field is typ
+// is not one of kind want, or nil.
+func checkType(name, typ, want string) error {
 	if typ != want {
-		return fmt.Errorf("a %T's type field is %q, not %q", c, typ, want)
+		return fmt.Errorf("a %s's type field is %q, not %q", name, typ, want)
 	}
 	return nil
 }
 
-// blockValue is c as a value, and false when c is nil or a nil pointer:
-// mcp-go's blocks implement mcp.Content as values and as pointers.
-func blockValue(c mcp.Content) (mcp.Content, bool) {
-	switch p := c.(type) {
-	case nil:
-		return nil, false
-	case *mcp.TextContent:
-		return derefBlock(p)
-	case *mcp.ImageContent:
-		return derefBlock(p)
-	case *mcp.AudioContent:
-		return derefBlock(p)
-	case *mcp.ResourceLink:
-		return derefBlock(p)
-	case *mcp.EmbeddedResource:
-		return derefBlock(p)
+func checkLink(l *mcp.ResourceLink) error {
+	if err := checkType("mcp.ResourceLink", l.Type, mcp.ContentTypeLink); err != nil {
+		return err
 	}
-	return c, true
+	if l.URI == "" {
+		return errors.New("a resource link needs its uri")
+	}
+	return nil
 }
 
-func derefBlock[T mcp.Content](p *T) (mcp.Content, bool) {
-	if p == nil {
-		return nil, false
+func checkEmbedded(e *mcp.EmbeddedResource) error {
+	if err := checkType("mcp.EmbeddedResource", e.Type, mcp.ContentTypeResource); err != nil {
+		return err
 	}
-	return *p, true
+	return checkResourceContents(e.Resource)
 }
 
 // checkResourceContents returns why an embedded resource's contents r

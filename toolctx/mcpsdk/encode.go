@@ -79,8 +79,9 @@ func encodeResult(r *mcp.CallToolResult) (*mcp.CallToolResult, error) {
 // block the protocol's schema allows in a tool result (ContentBlock,
 // schema/2025-11-25), or nil; a client that checks the schema (the
 // TypeScript SDK's does) refuses the whole result. go-sdk leaves out an
-// empty resource link's uri and name, and encodes sampling content (tool_use, tool_result) in a tool result as it
-// would in a sampling message.
+// empty resource link's uri and name, and encodes sampling content
+// (tool_use, tool_result) in a tool result as it would in a sampling
+// message.
 func checkBlock(c mcp.Content) error {
 	if nilBlock(c) {
 		return errors.New("the block is nil")
