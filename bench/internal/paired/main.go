@@ -42,7 +42,7 @@ var cases = []pairedCase{
 	// method. separate: a burst is calls×steps/4 calls per arm, about 5 ms.
 	{"sdk-in-memory", 8, 16, 0, 0},
 	{"sdk-http", 8, 12, 0, 0},
-	{"mcpgo-in-process", 8, 48, 0, 0},
+	{"mcpgo-in-process", 8, 32, 0, 0},
 	{"mcpgo-http", 8, 12, 0, 0},
 }
 
@@ -75,9 +75,9 @@ var arms = []struct{ name, worker string }{
 
 func main() {
 	bin := flag.String("bin", "", "the compiled bench test binary (go test -c ./bench)")
-	bursts := flag.Int("bursts", 320, "rounds (mixed) or bursts (separate) per case")
+	bursts := flag.Int("bursts", 240, "rounds (mixed) or bursts (separate) per case")
 	warmup := flag.Int("warmup", 2, "rounds (bursts) run first by each generation of workers and not written: the first calls' one-time work")
-	generations := flag.Int("generations", 32, "how many times each case's workers are started (the bursts are shared among them)")
+	generations := flag.Int("generations", 24, "how many times each case's workers are started (the bursts are shared among them)")
 	mode := flag.String("mode", "mixed", "mixed: every arm of a case in one worker process; separate: each arm in a process of its own")
 	scale := flag.Float64("scale", 1, "multiplies each case's steps per round (mixed) or calls per burst (separate)")
 	stepCalls := flag.Int("step-calls", 0, "calls per arm in one step of a round (0: each case's own)")

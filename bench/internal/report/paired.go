@@ -253,7 +253,7 @@ func (p *page) headline() {
 	}
 	p.b.WriteString("Every arm of a case runs in one long-lived worker process (`bench/internal/paired`): each its own server\n" +
 		"and client, set up in an order drawn anew for each process, GOMAXPROCS=1, GOGC=off and a memory limit, so no\n" +
-		"collection falls inside a round. A **round** runs every arm 12–48 times for 8 calls (a step), in a new random\n" +
+		"collection falls inside a round. A **round** runs every arm 12–32 times for 8 calls (a step), in a new random\n" +
 		"order each step, then collects the heap; an arm's figure is the process's CPU time (every thread: client, server,\n" +
 		"the audit writer) over its steps, per call: the 20% trimmed mean of its steps times their number, so that the few\n" +
 		"steps a preemption or an interrupt fell on do not move it. toolmw's audit writer takes a round's rows as one batch,\n" +
@@ -288,9 +288,14 @@ func (p *page) headline() {
 		"1.049 and 1.006, go-sdk HTTP 1.057 and 1.018, mcp-go in process 1.141 and 1.137, mcp-go HTTP 1.095 and 1.089 with\n" +
 		"steps of 1 and 8 (40 rounds each): mcp-go's arms share more of their code. From 8 calls on the ratio stops moving,\n" +
 		"so 8 measures the steady state with the shortest step; the A/A widths below are what it costs. bench/run took\n" +
-		"steps of one call until fa66d31.\n\n" +
-		"```sh\ngo test -c -o /tmp/bench.test ./bench && go run ./bench/internal/paired -bin /tmp/bench.test -bursts 320 -generations 32\n```\n\n")
-	if g, ok := p.m.groupOf("paired"); ok {
+		"steps of one call until fa66d31.\n\n")
+	g, ok := p.m.groupOf("paired")
+	flags := ""
+	if ok && g.bursts != "" && g.generations != "" {
+		flags = " -bursts " + g.bursts + " -generations " + g.generations
+	}
+	p.f("```sh\ngo test -c -o /tmp/bench.test ./bench && go run ./bench/internal/paired -bin /tmp/bench.test%s\n```\n\n", flags)
+	if ok {
 		p.f("Load average during the paired run: %s → %s (%s s).\n\n", g.loadStart, g.loadEnd, g.seconds)
 	}
 	p.t.head("SDK / transport", "rounds", "A/A", "A/A per process", "A/A width", "bare CPU/call", "toolmw CPU/call",

@@ -90,6 +90,10 @@ func TestPairedSectionInReport(t *testing.T) {
 	page := render(r, meta{}, nil)
 	assert.True(t, strings.HasPrefix(page[strings.Index(page, "\n## ")+1:], "## toolmw against the bare SDK"), "the paired verdicts are the first section")
 	assert.Contains(t, page, "| mcp-go in-process | 12 |", "one row per case with its burst count")
+	assert.Contains(t, page, "go run ./bench/internal/paired -bin /tmp/bench.test\n", "no group line: the command without rounds")
+	page = render(r, parseMeta("Group paired: bursts=240 generations=24 load=1 2 3 -> 1 2 3 seconds=250\n"), nil)
+	assert.Contains(t, page, "-bin /tmp/bench.test -bursts 240 -generations 24\n", "the command gives the run's rounds and worker starts")
+	assert.Contains(t, page, "(250 s)", "and the group's time")
 }
 
 func TestTrimmedCIMatchesAHandComputation(t *testing.T) {

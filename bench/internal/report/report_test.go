@@ -250,7 +250,11 @@ func TestMetaGroupsGiveEachSectionItsLoad(t *testing.T) {
 		"Group ^BenchmarkChain$: benchtime=200ms counts=5 load=1.60 2.15 3.12 -> 1.66 2.00 2.94 seconds=23\n" +
 		"Group ^BenchmarkInterleaved$: benchtime=1000x counts=15 load=2.10 2.00 2.90 -> 3.40 2.50 2.95 seconds=140\n")
 	require.Len(t, m.groups, 2, "two groups")
-	assert.Equal(t, group{"^BenchmarkChain$", "200ms", "5", "1.60 2.15 3.12", "1.66 2.00 2.94", "23"}, m.groups[0], "a group line, parsed")
+	assert.Equal(t, group{regex: "^BenchmarkChain$", benchtime: "200ms", counts: "5", loadStart: "1.60 2.15 3.12", loadEnd: "1.66 2.00 2.94", seconds: "23"},
+		m.groups[0], "a group line, parsed")
+	pm := parseMeta("Group paired: bursts=240 generations=24 load=0.99 1.57 2.55 -> 1.02 1.20 2.07 seconds=250\n")
+	assert.Equal(t, []group{{regex: "paired", bursts: "240", generations: "24", loadStart: "0.99 1.57 2.55", loadEnd: "1.02 1.20 2.07", seconds: "250"}},
+		pm.groups, "the paired group's line, with its rounds and worker starts")
 	assert.Equal(t, [][2]string{{"Commit", "abc123"}}, m.kv, "group lines are not plain meta lines")
 	r := parse(strings.NewReader(
 		lines("BenchmarkChain/direct", 1000, map[string][]float64{"ns/op": {3}}) +

@@ -167,6 +167,8 @@ type group struct {
 	regex, benchtime, counts string
 	loadStart, loadEnd       string
 	seconds                  string
+	// bursts and generations: the paired group's -bursts and -generations.
+	bursts, generations string
 }
 
 func readMeta(path string) (meta, error) {
@@ -180,6 +182,7 @@ func readMeta(path string) (meta, error) {
 // parseMeta reads bench/run's meta file. A group line is
 //
 //	Group ^BenchmarkChain$: benchtime=200ms counts=5 load=1.60 2.15 3.12 -> 1.66 2.00 2.94 seconds=23
+//	Group paired: bursts=240 generations=16 load=0.99 1.57 2.55 -> 1.02 1.20 2.07 seconds=250
 func parseMeta(s string) meta {
 	var m meta
 	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
@@ -192,7 +195,8 @@ func parseMeta(s string) meta {
 			for _, field := range []struct {
 				key string
 				dst *string
-			}{{"benchtime=", &g.benchtime}, {"counts=", &g.counts}, {"seconds=", &g.seconds}} {
+			}{{"benchtime=", &g.benchtime}, {"counts=", &g.counts}, {"seconds=", &g.seconds},
+				{"bursts=", &g.bursts}, {"generations=", &g.generations}} {
 				if i := strings.Index(v, field.key); i >= 0 {
 					*field.dst, _, _ = strings.Cut(v[i+len(field.key):], " ")
 				}
