@@ -33,9 +33,15 @@ import (
 // The binaries under test, built once in TestMain.
 var serverBin, auditBin, clientBin string
 
+// binDirEnv names a directory holding the three binaries (server, audit,
+// client) built already from this tree: bench/run builds them once for
+// its ten counts of BenchmarkDurability, each a run of this test binary,
+// instead of 7 s of go build in each.
+const binDirEnv = "TOOLMW_TEST_BIN_DIR"
+
 func TestMain(m *testing.M) {
 	isolateEnv()
-	dir, err := os.MkdirTemp("", "toolmw-examples-server")
+	dir, built, err := binaries()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -43,20 +49,54 @@ func TestMain(m *testing.M) {
 	serverBin = filepath.Join(dir, "server")
 	auditBin = filepath.Join(dir, "audit")
 	clientBin = filepath.Join(dir, "client")
-	for bin, pkg := range map[string]string{serverBin: ".", auditBin: "../audit", clientBin: "../client"} {
-		out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
-	}
 	// No goroutine of a client, a transport or a subprocess's pipes may
-	// outlive the tests; the binaries' directory goes either way.
+	// outlive the tests; a directory of binaries built here goes either way.
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		os.RemoveAll(dir)
+		if built {
+			os.RemoveAll(dir)
+		}
 		os.Exit(code)
 	}))
+}
+
+// binaries returns the directory of the server, audit and client binaries:
+// $TOOLMW_TEST_BIN_DIR when set (each binary checked to be there), or a
+// new temporary directory they are built into (built is true).
+func binaries() (dir string, built bool, err error) {
+	names := map[string]string{"server": ".", "audit": "../audit", "client": "../client"}
+	if dir = os.Getenv(binDirEnv); dir != "" {
+		for name := range names {
+			if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || !fi.Mode().IsRegular() {
+				return "", false, fmt.Errorf("%s=%s: no %s binary there (build it with go build -o %s/%s ./examples/%s)",
+					binDirEnv, dir, name, dir, name, name)
+			}
+		}
+		return dir, false, nil
+	}
+	if dir, err = os.MkdirTemp("", "toolmw-examples-server"); err != nil {
+		return "", false, err
+	}
+	for name, pkg := range names {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput(); err != nil {
+			os.RemoveAll(dir)
+			return "", false, fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	return dir, true, nil
+}
+
+func TestBinDirMustHoldTheBinaries(t *testing.T) {
+	empty := t.TempDir()
+	t.Setenv(binDirEnv, empty)
+	_, built, err := binaries()
+	require.Error(t, err, "a directory without the binaries is refused, not used")
+	assert.ErrorContains(t, err, binDirEnv+"="+empty+": no ", "the error names the variable, the directory and the binary missing")
+	assert.False(t, built)
+	t.Setenv(binDirEnv, filepath.Dir(serverBin))
+	dir, built, err := binaries()
+	require.NoError(t, err, "the directory TestMain used holds all three")
+	assert.Equal(t, filepath.Dir(serverBin), dir)
+	assert.False(t, built, "a given directory is used, not built into (nor removed at the end)")
 }
 
 // isolateEnv removes from the tests' environment what the demo, the

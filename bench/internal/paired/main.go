@@ -50,12 +50,13 @@ var cases = []pairedCase{
 // memory and mcp-go in process, echo with an argument of 100 B to 1 MB.
 // The argument size is what they show, not a verdict: fewer rounds, and
 // fewer steps the dearer a call (1 MB costs 100-150 ms a call), about
-// 5-10 s per case on two cores.
+// 3-8 s per case on two cores (80 s for the eight, with twice the rounds
+// of 10 KB and up, at f8ff0b4 on the AMD EPYC host).
 var sizeCases = []sizeCase{
 	{"100B", 64, 40, 4},
-	{"10KB", 16, 40, 4},
-	{"100KB", 4, 24, 3},
-	{"1MB", 1, 12, 2},
+	{"10KB", 16, 24, 3},
+	{"100KB", 4, 12, 2},
+	{"1MB", 1, 6, 2},
 }
 
 // sizeCase is one argument size: its steps per round, rounds and worker
@@ -75,9 +76,9 @@ var arms = []struct{ name, worker string }{
 
 func main() {
 	bin := flag.String("bin", "", "the compiled bench test binary (go test -c ./bench)")
-	bursts := flag.Int("bursts", 240, "rounds (mixed) or bursts (separate) per case")
+	bursts := flag.Int("bursts", 280, "rounds (mixed) or bursts (separate) per case")
 	warmup := flag.Int("warmup", 2, "rounds (bursts) run first by each generation of workers and not written: the first calls' one-time work")
-	generations := flag.Int("generations", 24, "how many times each case's workers are started (the bursts are shared among them)")
+	generations := flag.Int("generations", 28, "how many times each case's workers are started (the bursts are shared among them)")
 	mode := flag.String("mode", "mixed", "mixed: every arm of a case in one worker process; separate: each arm in a process of its own")
 	scale := flag.Float64("scale", 1, "multiplies each case's steps per round (mixed) or calls per burst (separate)")
 	stepCalls := flag.Int("step-calls", 0, "calls per arm in one step of a round (0: each case's own)")
