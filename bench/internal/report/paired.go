@@ -112,6 +112,10 @@ type pairedCase struct {
 	aaGen                  ci // A/A over the generations (processes), when there are enough of them
 	generations            int
 	gate                   ci // the A/A control the verdicts are gated on: see aaGate
+	// genSD is the standard deviation of the processes' A/A means, and
+	// genSDRounds what their rounds' spread alone predicts of it (see
+	// processSpread), when there are enough processes.
+	genSD, genSDRounds float64
 	withGC                 ci // toolmw / bare with the collection after each burst
 	sums                   ci // toolmw / bare on the rounds' untrimmed sums (sum-ns/op), when written
 	bytes                  string
@@ -156,6 +160,49 @@ func generationAA(bare, bare2, gen []float64) []float64 {
 	return q
 }
 
+// processSpread returns the standard deviation of the processes' mean
+// A/A (bare2 / bare over each process's rounds; gen is each round's
+// process) and what the rounds' spread within the processes predicts of
+// it: √(mean of each process's round variance over its rounds). A first
+// well above the second says the two bare arms of one process differ for
+// the process's life, so that more processes, not more rounds in each,
+// narrow the A/A over the processes.
+func processSpread(bare, bare2, gen []float64) (sd, predicted float64) {
+	var order []float64
+	rounds := map[float64][]float64{}
+	for i, g := range gen {
+		if _, ok := rounds[g]; !ok {
+			order = append(order, g)
+		}
+		rounds[g] = append(rounds[g], bare2[i]/bare[i])
+	}
+	var means []float64
+	var within float64
+	for _, g := range order {
+		r := rounds[g]
+		m, v := meanVar(r)
+		means = append(means, m)
+		within += v / float64(len(r))
+	}
+	_, v := meanVar(means)
+	return math.Sqrt(v), math.Sqrt(within / float64(len(order)))
+}
+
+// meanVar is q's mean and sample variance (0 for fewer than two values).
+func meanVar(q []float64) (mean, variance float64) {
+	for _, x := range q {
+		mean += x
+	}
+	mean /= float64(len(q))
+	if len(q) < 2 {
+		return mean, 0
+	}
+	for _, x := range q {
+		variance += (x - mean) * (x - mean)
+	}
+	return mean, variance / float64(len(q)-1)
+}
+
 // widerGate is gate widened to hold aa's whole interval too.
 func widerGate(gate, aa ci) ci {
 	if aa.n == 0 || math.IsNaN(aa.lo) || math.IsNaN(gate.lo) {
@@ -192,6 +239,7 @@ func judgePaired(name string, arms map[string][]float64, other map[string]map[st
 		if c.generations = len(q); c.generations >= minGenerations {
 			c.aaGen = newTrimmedCI(q, trimFraction)
 			c.gate = widerGate(c.gate, c.aaGen)
+			c.genSD, c.genSDRounds = processSpread(arms["bare"], arms["bare2"], gen)
 		}
 	}
 	c.bareVerdict = atMost(c.toolmw, c.gate, bareLimit, bareMargin)
@@ -300,6 +348,7 @@ func (p *page) headline() {
 	}
 	p.t.head("SDK / transport", "rounds", "A/A", "A/A per process", "A/A width", "bare CPU/call", "toolmw CPU/call",
 		"own mw / bare", "toolmw / bare", "≤ 1.03", "toolmw / own mw", "< own mw", "with GC", "steps summed", "B/call bare → toolmw")
+	var wide []pairedCase
 	for _, n := range pr.order {
 		if isSizeCase(n) {
 			continue // the size table's (see growth)
@@ -307,6 +356,9 @@ func (p *page) headline() {
 		c := judgePaired(n, pr.cpu[n], pr.other[n])
 		if c.bursts == 0 {
 			continue
+		}
+		if c.gate.width() > bareMargin/2 {
+			wide = append(wide, c)
 		}
 		perProcess := "—"
 		if c.generations >= minGenerations {
@@ -317,6 +369,9 @@ func (p *page) headline() {
 			c.withGC.String(), c.sums.String(), c.bytes)
 	}
 	p.b.WriteString("\n")
+	for _, c := range wide {
+		p.wideAA(c)
+	}
 	p.chart("interleaved", "interleaved ratios to bare with 95% intervals")
 	p.b.WriteString("The chart is the interleaved benchmark (all arms in one process, called in turn; its table is in\n" +
 		"[" + detailsLink + "details.md](" + detailsLink + "details.md)), a check on the paired verdicts from another method.\n\n")
@@ -345,4 +400,61 @@ func worse(a, b string) string {
 		return b + " (steps summed)"
 	}
 	return a
+}
+
+// wideAA says why a case's A/A is wider than half the ≤ 1.03 margin, and
+// what that does to its verdicts.
+func (p *page) wideAA(c pairedCase) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Why the A/A of %s is %.1f%% wide, over the 1.5%% the ≤ 1.03 margin allows.** Over its rounds "+
+		"the A/A reads %s; the width is that or, wider, the interval over its %d worker processes' means, %s.",
+		c.label, 100*c.gate.width(), c.aa, c.generations, c.aaGen)
+	if c.genSD > 0 && c.genSDRounds > 0 {
+		ratio, crit := (c.genSD*c.genSD)/(c.genSDRounds*c.genSDRounds), chi2Upper95(c.generations-1)/float64(c.generations-1)
+		fmt.Fprintf(&b, " Those means spread by %.2f%% (standard deviation), against %.2f%% that the spread of the rounds "+
+			"within each process predicts (variance ratio %.2f; 95%% point of F(%d, ∞) %.2f)", 100*c.genSD, 100*c.genSDRounds,
+			ratio, c.generations-1, crit)
+		if ratio > crit {
+			b.WriteString(": the two bare arms of one process (each its own server and client, set up anew in each " +
+				"process) differ for the process's life, so more processes, not more rounds, would narrow it")
+		} else {
+			b.WriteString(": the processes differ no more than their rounds do, so more rounds would narrow it")
+		}
+		b.WriteString(".")
+	}
+	fmt.Fprintf(&b, " A verdict within the width of its limit reads inconclusive; one whose mean is beyond its limit, or "+
+		"whose interval clears it by more than the width, does not depend on it: here ≤ 1.03 reads %s and < own mw %s.",
+		c.bareVerdict, c.ownVer)
+	p.b.WriteString(wrapText(b.String(), 115))
+	p.b.WriteString("\n\n")
+}
+
+// chi2Upper95 is the 95% point of the χ² distribution with k degrees of
+// freedom, by Wilson and Hilferty's cube approximation (within 1% from
+// k = 5 on).
+func chi2Upper95(k int) float64 {
+	f := float64(k)
+	z := 2 / (9 * f)
+	return f * math.Pow(1-z+1.6449*math.Sqrt(z), 3)
+}
+
+// wrapText breaks s at spaces into lines of at most width bytes (a
+// longer word stands on its own line).
+func wrapText(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(s) {
+		switch {
+		case i == 0:
+		case n+1+len(w) > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
 }

@@ -305,3 +305,55 @@ func TestSizeCasesAreTheSizeTableNotVerdicts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, files, "size", "the size chart is drawn from the paired size cases")
 }
+
+func TestWideAAIsExplained(t *testing.T) {
+	// As TestPairedGateHoldsTheGenerations: 8 processes whose bare arms
+	// sit 3% apart for their lives, their rounds within 0.1% of each other.
+	var b strings.Builder
+	round := 0
+	for g := range 8 {
+		off := 0.97
+		if g%2 == 1 {
+			off = 1.03
+		}
+		for i := range 10 {
+			j := 1 + 0.001*float64(i%3)
+			for _, a := range []struct {
+				arm string
+				v   float64
+			}{{"bare", 1000}, {"bare2", 1000 * off * j}, {"own", 1100}, {"toolmw", 1200}} {
+				fmt.Fprintf(&b, "Paired/sdk-http burst=%d arm=%s cpu-ns/op=%.2f gen=%d\n", round, a.arm, a.v, g)
+			}
+			round++
+		}
+	}
+	pr, err := parsePaired(strings.NewReader(b.String()))
+	require.NoError(t, err)
+	c := judgePaired("sdk-http", pr.cpu["sdk-http"], pr.other["sdk-http"])
+	assert.InDelta(t, 0.03*math.Sqrt(8.0/7), c.genSD, 0.001, "the processes' means spread by their ±3%% offsets (sample SD)")
+	assert.Less(t, c.genSDRounds, 0.001, "their rounds alone predict a tenth of a percent")
+	r := parse(strings.NewReader(""))
+	r.paired = pr
+	page := render(r, meta{}, nil)
+	why := page[strings.Index(page, "**Why the A/A of go-sdk streamable HTTP"):]
+	why = strings.ReplaceAll(why[:strings.Index(why, "\n\n")], "\n", " ")
+	assert.Contains(t, why, "over its 8 worker processes' means", "the paragraph names the processes")
+	assert.Contains(t, why, "more processes, not more rounds, would narrow it", "a process effect, told as one")
+	assert.Contains(t, why, "≤ 1.03 reads **missed**", "and the verdict that stands")
+
+	narrow, err := parsePaired(strings.NewReader(pairedLines("sdk-http", 40, 1.05, 1.01, 0.001)))
+	require.NoError(t, err)
+	r.paired = narrow
+	assert.NotContains(t, render(r, meta{}, nil), "**Why the A/A", "a narrow A/A needs no word")
+}
+
+func TestChi2Upper95(t *testing.T) {
+	// Tabled 95% points of χ²(k).
+	for k, want := range map[int]float64{10: 18.307, 27: 40.113, 100: 124.342} {
+		assert.InDelta(t, want, chi2Upper95(k), want*0.005, "χ²(%d)", k)
+	}
+}
+
+func TestWrapText(t *testing.T) {
+	assert.Equal(t, "aa bb\ncc\nlongword\ndd", wrapText("aa  bb cc longword dd", 5), "lines of at most 5 bytes, a longer word alone")
+}
