@@ -115,11 +115,11 @@ type pairedCase struct {
 	// genSD is the standard deviation of the processes' A/A means, and
 	// genSDRounds what their rounds' spread alone predicts of it (see
 	// processSpread), when there are enough processes.
-	genSD, genSDRounds float64
-	withGC                 ci // toolmw / bare with the collection after each burst
-	sums                   ci // toolmw / bare on the rounds' untrimmed sums (sum-ns/op), when written
-	bytes                  string
-	bareVerdict, ownVer    string
+	genSD, genSDRounds  float64
+	withGC              ci // toolmw / bare with the collection after each burst
+	sums                ci // toolmw / bare on the rounds' untrimmed sums (sum-ns/op), when written
+	bytes               string
+	bareVerdict, ownVer string
 }
 
 // aaGate is the A/A control a paired verdict is gated on: an interval
