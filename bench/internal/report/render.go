@@ -490,6 +490,7 @@ func (p *page) writer() {
 }
 
 func (p *page) throughput() {
+	var missed []string
 	p.t.head("store", "rows/s", "±", "CPU/row", "server CPU/row", "≥ 100k rows/s", "Emit p50", "Emit p99", "clock p50 / p99", "enqueue dropped")
 	for _, s := range stores {
 		tn := "BenchmarkAudit/" + s + "/throughput"
@@ -510,8 +511,38 @@ func (p *page) throughput() {
 		}
 		srv, _ := p.r.med(tn, "server-cpu-ns/row")
 		p.t.row(s, num(rows), p.r.spread(tn, "rows/s"), dur(p.cpuPerRow(tn)), dur(srv), v, dur(p50), dur(p99), dur(c50)+" / "+dur(c99), pct(dr))
+		if v == verdictMissed {
+			missed = append(missed, s)
+		}
 	}
 	p.b.WriteString("\n")
+	for _, s := range missed {
+		p.throughputFloor(s)
+	}
+}
+
+// throughputFloor says, for a store that missed the throughput target,
+// what its driver alone reached in the same run (BenchmarkCeiling) and,
+// where the server's CPU per row was read, how many rows a second one core
+// of the server serves: the floor the target is judged against.
+func (p *page) throughputFloor(store string) {
+	driver, ok := p.r.med("BenchmarkCeiling/"+store+"/driver", "rows/s")
+	if !ok {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s under 100,000 rows/s, and its driver's own figure.** The driver alone, on the same rows in this run "+
+		"(`BenchmarkCeiling`, below), reads %s rows/s", store, num(driver))
+	if driver < 100000 {
+		b.WriteString(", itself under the target")
+	}
+	b.WriteString(".")
+	if srv, ok := p.r.med("BenchmarkAudit/"+store+"/throughput", "server-cpu-ns/row"); ok && srv > 0 {
+		fmt.Fprintf(&b, " The server's backend spends %s of CPU a row here, so one core of it serves at most %s rows/s, "+
+			"and the writer sends one batch at a time: one COPY, one backend, one core.", dur(srv), num(1e9/srv))
+	}
+	p.b.WriteString(wrapText(b.String(), 115))
+	p.b.WriteString("\n\n")
 }
 
 // cpuPerRow is a writer row's CPU time per row, this process's only:

@@ -299,3 +299,16 @@ func TestHandRunSectionsKept(t *testing.T) {
 	assert.Equal(t, "\n"+handRunMarker+"\n## hand-run\nkept\n", handRun(old), "the hand-run part, marker included")
 	assert.Empty(t, handRun("# no marker\n"), "nothing without the marker")
 }
+
+func TestThroughputMissedNamesTheDriversFigure(t *testing.T) {
+	raw := lines("BenchmarkCeiling/postgres/driver", 100000, map[string][]float64{"rows/s": {78000, 80000}}) +
+		lines("BenchmarkAudit/postgres/throughput", 100000, map[string][]float64{"rows/s": {96000}, "cpu-ns/row": {900}, "server-cpu-ns/row": {10000}}) +
+		lines("BenchmarkAudit/sqlite/throughput", 100000, map[string][]float64{"rows/s": {120000}, "cpu-ns/row": {9000}})
+	page := render(parse(strings.NewReader(raw)), meta{}, nil)
+	i := strings.Index(page, "**postgres under 100,000 rows/s")
+	require.GreaterOrEqual(t, i, 0, "a missed store gets its paragraph")
+	para := strings.ReplaceAll(page[i:i+strings.Index(page[i:], "\n\n")], "\n", " ")
+	assert.Contains(t, para, "reads 79,000 rows/s, itself under the target", "the driver's median in the same run")
+	assert.Contains(t, para, "one core of it serves at most 100,000 rows/s", "1 s over the server's 10 µs a row")
+	assert.NotContains(t, page, "**sqlite under", "a store that met the target gets none")
+}
