@@ -15,7 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/errs"
+	"github.com/toolmw/toolmw/toolctx/adapter"
 )
 
 // The bridge: an upstream below protocol 2026-07-28 asks its client for
@@ -34,8 +36,8 @@ import (
 // tools/call of the client's, through the chain, with its row.
 //
 // Bounds: a parked call waits bridge.resume_timeout for its client and is
-// then cancelled upstream (its request gets an error, the log says so);
-// at most bridge.max_parked calls are parked at once; one call has at most
+// then cancelled upstream (its request gets an error, the log says so,
+// and a row of its own says so: endParked); at most bridge.max_parked calls are parked at once; one call has at most
 // maxInputRounds rounds; a state that names no parked call (unknown,
 // expired, resumed already, another caller's or another tool's) is the
 // public invalid-arguments failure errUnknownState, which says nothing
@@ -121,6 +123,7 @@ type answer struct {
 // parked is a call waiting for its client to call again.
 type parked struct {
 	call  *bridgedCall
+	since time.Time // when it was parked
 	timer *time.Timer
 }
 
@@ -396,7 +399,7 @@ func (p *proxy) park(b *bridgedCall) (string, error) {
 		p.logger.Warn("bridge: a call is refused: too many calls are parked, waiting for their clients", "tool", b.tool, "max_parked", p.maxParked)
 		return "", errTooManyParked
 	}
-	pc := &parked{call: b}
+	pc := &parked{call: b, since: time.Now()}
 	pc.timer = time.AfterFunc(p.resumeTimeout, func() {
 		p.parkedMu.Lock()
 		mine := p.parked[state] == pc
@@ -407,15 +410,36 @@ func (p *proxy) park(b *bridgedCall) (string, error) {
 		if !mine {
 			return
 		}
-		if isClosed(b.done) {
-			p.logger.Warn("bridge: the client did not call again in time: the upstream's answer is dropped", "tool", b.tool, "resume_timeout", p.resumeTimeout)
-		} else {
-			p.logger.Warn("bridge: the client did not call again in time: the call is cancelled upstream", "tool", b.tool, "resume_timeout", p.resumeTimeout)
-		}
-		b.end(fmt.Errorf("the client did not call again within %v", p.resumeTimeout))
+		why := fmt.Errorf("the client did not call again within %v", p.resumeTimeout)
+		p.endParked(pc, why, audit.OutcomeTimeout, errs.CodeTimeout)
 	})
 	p.parked[state] = pc
 	return state, nil
+}
+
+// endParked ends a parked call whose client will not call again (its
+// time is up, or the proxy is stopping), logs it and writes its row: the
+// client's rounds have rows of their own, the last one input_required, and
+// this one says what became of the call upstream, which no round saw. The
+// row's message is why, and whether the upstream's call was cancelled or
+// had answered already (its answer dropped); it names the tool, session
+// and subject, and its time and duration are the wait.
+func (p *proxy) endParked(pc *parked, why error, outcome audit.RowOutcome, code errs.Code) {
+	b := pc.call
+	what := "the call is cancelled upstream"
+	if isClosed(b.done) {
+		what = "the upstream's answer is dropped"
+	}
+	p.logger.Warn("bridge: a parked call ended before its client called again: "+what, "tool", b.tool, "reason", why.Error())
+	b.end(why)
+	if p.rows == nil {
+		return
+	}
+	p.rows.Emit(context.Background(), audit.Record{
+		Time: pc.since, Kind: audit.KindTool, CallID: adapter.NewCallID(), SessionID: b.owner.session,
+		Tool: b.tool, Subject: b.owner.subject, Outcome: outcome, Code: code,
+		Message: "parked for the client's input: " + why.Error() + "; " + what, Duration: time.Since(pc.since),
+	})
 }
 
 // unpark takes the call state names out of the table, if o may resume it
@@ -439,14 +463,16 @@ func (p *proxy) unpark(state string, o owner, tool string) *bridgedCall {
 func (p *proxy) closeBridge() {
 	p.parkedMu.Lock()
 	p.parkedClosed = true
-	calls := make([]*bridgedCall, 0, len(p.parked))
+	calls := make([]*parked, 0, len(p.parked))
 	for state, pc := range p.parked {
+		// A timer that fired already finds its call gone from the table,
+		// and leaves it to this.
 		pc.timer.Stop()
-		calls = append(calls, pc.call)
+		calls = append(calls, pc)
 		delete(p.parked, state)
 	}
 	p.parkedMu.Unlock()
-	for _, b := range calls {
-		b.end(errors.New("the proxy is stopping"))
+	for _, pc := range calls {
+		p.endParked(pc, errors.New("the proxy is stopping"), audit.OutcomeError, errs.CodeUnavailable)
 	}
 }

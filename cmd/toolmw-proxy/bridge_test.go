@@ -344,14 +344,43 @@ func TestBridgeNotResumed(t *testing.T) {
 			why := strings.Contains(got, "the client did not call again within 200ms") || strings.Contains(got, "context canceled")
 			assert.True(t, why, "the request failed with the proxy's reason or the call's cancellation: %s", got)
 			assert.Contains(t, got, "; the call was cancelled", "the upstream's call was cancelled")
-			assert.Contains(t, stderr.String(), "bridge: the client did not call again in time: the call is cancelled upstream", "the log says so")
+			assert.Contains(t, stderr.String(), "bridge: a parked call ended before its client called again: the call is cancelled upstream", "the log says so")
 
 			assertUnknownState(t, callRaw(t, cs, "abandoned", mcp.InputResponseMap{id: &mcp.ElicitResult{Action: "accept"}}, state), "an expired state")
-			assert.Equal(t, []audit.RowOutcome{audit.OutcomeRejected, audit.OutcomeInputRequired},
-				outcomes((&proxied{db: db}).rows(t, "abandoned", 2)), "abandoned's rows, newest first")
+			rows := (&proxied{db: db}).rows(t, "abandoned", 3)
+			assert.Equal(t, []audit.RowOutcome{audit.OutcomeRejected, audit.OutcomeTimeout, audit.OutcomeInputRequired},
+				outcomes(rows), "abandoned's rows, newest first: the parked call's end has a row of its own")
+			if len(rows) == 3 {
+				r := rows[1]
+				assert.Equal(t, errs.CodeTimeout, r.Code, "the expired call's row")
+				assert.Equal(t, "parked for the client's input: the client did not call again within 200ms; the call is cancelled upstream",
+					r.Message, "the row says why the call ended and what became of it upstream")
+				assert.GreaterOrEqual(t, r.Duration, 200*time.Millisecond, "its duration is the wait")
+				assert.NotEmpty(t, r.CallID, "and it has a call id")
+			}
 			assert.Zero(t, elicited.Load()+sampled.Load(), "the client's handlers")
 		})
 	}
+}
+
+// TestBridgeStopWritesTheParkedRow: a call parked when the proxy stops
+// is ended, and its row says so (unavailable: the proxy is stopping),
+// with the session and subject of the call.
+func TestBridgeStopWritesTheParkedRow(t *testing.T) {
+	var elicited, sampled atomic.Int32
+	db := filepath.Join(t.TempDir(), "audit.db")
+	url, stderr, stop := startStoppableProxy(t, append([]string{"-stateless", "-audit-db", db}, bridgeConfig(t, "http", "")...)...)
+	cs := connectBridge(t, url, true, "", &elicited, &sampled)
+	_, _ = oneRequest(t, callRaw(t, cs, "elicit", nil, ""))
+	stop()
+	rows := (&proxied{db: db}).rows(t, "elicit", 2)
+	require.Equal(t, []audit.RowOutcome{audit.OutcomeError, audit.OutcomeInputRequired}, outcomes(rows),
+		"elicit's rows, newest first: the round's, then the parked call's end\nproxy's log:\n%s", stderr)
+	r := rows[0]
+	assert.Equal(t, errs.CodeUnavailable, r.Code)
+	assert.Equal(t, "parked for the client's input: the proxy is stopping; the call is cancelled upstream", r.Message)
+	assert.Equal(t, rows[1].SessionID, r.SessionID, "the row names the round's session")
+	assert.Contains(t, stderr.String(), "bridge: a parked call ended before its client called again", "the log says so")
 }
 
 // TestBridgeParkedBound: with bridge.max_parked 1, a second call that

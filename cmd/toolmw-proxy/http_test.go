@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +30,15 @@ var proxyURL = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)`)
 // cleanup stops the proxy and waits for it.
 func startHTTPProxy(t testing.TB, args ...string) (string, *syncbuf.Buffer) {
 	t.Helper()
+	url, stderr, _ := startStoppableProxy(t, args...)
+	return url, stderr
+}
+
+// startStoppableProxy is startHTTPProxy, and returns stop too: it stops
+// the proxy and waits for it (at most a minute), for a test to read what
+// the proxy did as it stopped; the cleanup then does nothing more.
+func startStoppableProxy(t testing.TB, args ...string) (string, *syncbuf.Buffer, func()) {
+	t.Helper()
 	stderr := &syncbuf.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
@@ -36,18 +46,22 @@ func startHTTPProxy(t testing.TB, args ...string) (string, *syncbuf.Buffer) {
 	go func() {
 		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0", "-audit-db", db, "-shutdown-timeout", "1s"}, args...), nil, stderr, stderr)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(time.Minute):
-			t.Errorf("the proxy did not stop within a minute:\n%s", stderr)
-		}
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				t.Errorf("the proxy did not stop within a minute:\n%s", stderr)
+			}
+		})
+	}
+	t.Cleanup(stop)
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		if m := proxyURL.FindStringSubmatch(stderr.String()); m != nil {
-			return m[1], stderr
+			return m[1], stderr, stop
 		}
 		select {
 		case code := <-done:
@@ -56,7 +70,7 @@ func startHTTPProxy(t testing.TB, args ...string) (string, *syncbuf.Buffer) {
 		}
 	}
 	t.Fatalf("the proxy did not start serving within a minute:\n%s", stderr)
-	return "", nil
+	return "", nil, nil
 }
 
 // bearerTransport adds a bearer token to every request.

@@ -237,6 +237,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	p := newProxy(logger)
 	p.httpUpstream = cfg.Upstream.URL != "" && cfg.Upstream.Transport != "sse"
 	p.resumeTimeout, p.maxParked = cfg.Bridge.ResumeTimeout, cfg.Bridge.MaxParked
+	p.rows = al.Emitter()
 	access := accessGuard(cfg)
 	if access != nil {
 		p.visibleTo = middleware.Visibility(access)

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/toolctx"
 )
 
@@ -57,6 +58,9 @@ type proxy struct {
 	parkedClosed  bool
 	resumeTimeout time.Duration
 	maxParked     int
+	// rows, when set, gets the row of a parked call that ends with no
+	// round of its client's to tell (bridge.go, endParked).
+	rows audit.Emitter
 
 	// visibleTo, when set, is the scope guard's visibility
 	// (middleware.Visibility): tools/list shows a caller only the tools the
