@@ -37,8 +37,8 @@ import (
 //
 // Bounds: a parked call waits bridge.resume_timeout for its client and is
 // then cancelled upstream (its request gets an error, the log says so,
-// and a row of its own says so: endParked); at most bridge.max_parked calls are parked at once; one call has at most
-// maxInputRounds rounds; a state that names no parked call (unknown,
+// and so does a row of its own: endParked); at most bridge.max_parked
+// calls are parked at once; one call has at most maxInputRounds rounds; a state that names no parked call (unknown,
 // expired, resumed already, another caller's or another tool's) is the
 // public invalid-arguments failure errUnknownState, which says nothing
 // more. A parked call lives in this process only: behind a load balancer,

@@ -365,12 +365,15 @@ func TestBridgeNotResumed(t *testing.T) {
 
 // TestBridgeStopWritesTheParkedRow: a call parked when the proxy stops
 // is ended, and its row says so (unavailable: the proxy is stopping),
-// with the session and subject of the call.
+// with the subject of the call's bearer token (on stateless HTTP there
+// is no session).
 func TestBridgeStopWritesTheParkedRow(t *testing.T) {
+	t.Setenv("TOOLMW_PROXY_TEST_ALICE", "token-of-alice")
 	var elicited, sampled atomic.Int32
 	db := filepath.Join(t.TempDir(), "audit.db")
-	url, stderr, stop := startStoppableProxy(t, append([]string{"-stateless", "-audit-db", db}, bridgeConfig(t, "http", "")...)...)
-	cs := connectBridge(t, url, true, "", &elicited, &sampled)
+	url, stderr, stop := startStoppableProxy(t, append([]string{"-stateless", "-audit-db", db}, bridgeConfig(t, "http",
+		"auth:\n  tokens:\n    - subject: alice\n      token_env: TOOLMW_PROXY_TEST_ALICE\n")...)...)
+	cs := connectBridge(t, url, true, "token-of-alice", &elicited, &sampled)
 	_, _ = oneRequest(t, callRaw(t, cs, "elicit", nil, ""))
 	stop()
 	rows := (&proxied{db: db}).rows(t, "elicit", 2)
@@ -379,7 +382,8 @@ func TestBridgeStopWritesTheParkedRow(t *testing.T) {
 	r := rows[0]
 	assert.Equal(t, errs.CodeUnavailable, r.Code)
 	assert.Equal(t, "parked for the client's input: the proxy is stopping; the call is cancelled upstream", r.Message)
-	assert.Equal(t, rows[1].SessionID, r.SessionID, "the row names the round's session")
+	assert.Equal(t, "alice", r.Subject, "the row names the caller")
+	assert.Equal(t, rows[1].SessionID, r.SessionID, "and the round's session (none here)")
 	assert.Contains(t, stderr.String(), "bridge: a parked call ended before its client called again", "the log says so")
 }
 
