@@ -228,7 +228,7 @@ benchstat: ` + "`" + `audit` + "`" + ` 243 → 180 ns (baseline 90 → 94: +153 
 ` + "`" + `audit-reserved-meta` + "`" + ` 332 → 237 ns; wall time at that load spread ±50-170% and decides nothing.
 
 **` + "`" + `audit` + "`" + ` on the AMD EPYC host, and its floor there.** The host's speed moves from minute to minute: bench/run at 33b128d
-read ` + "`" + `audit` + "`" + ` +146.9 ns CPU over its baseline, and the same command ten minutes later (at e002e7f, whose call path is
+read ` + "`" + `audit` + "`" + ` +146.9 ns CPU over its baseline (at 4470d28, +166.5), and the same command ten minutes after the first (at e002e7f, whose call path is
 33b128d's; ` + "`" + `go test -run '^$' -bench '^BenchmarkChain$/^audit$' -benchtime 4s -cpuprofile` + "`" + `, load 0.8) 233.1 ns against a
 baseline of 129.6: +103.5, with ` + "`" + `clock2` + "`" + ` at 76–78 ns (65 at 618068a, where ` + "`" + `audit` + "`" + ` read +85.1, met). That profile puts
 77 ns of a call in the interceptor on the call (the row's fill 28, of which responseSize's type switch on the one
