@@ -145,19 +145,28 @@ const minGenerations = 5
 // the ratio of sums: a round a spike of other load fell on would move its
 // whole generation.)
 func generationAA(bare, bare2, gen []float64) []float64 {
-	var order []float64
-	rounds := map[float64][]float64{}
-	for i, g := range gen {
-		if _, ok := rounds[g]; !ok {
-			order = append(order, g)
-		}
-		rounds[g] = append(rounds[g], bare2[i]/bare[i])
-	}
 	var q []float64
-	for _, g := range order {
-		q = append(q, newTrimmedCI(rounds[g], trimFraction).mean)
+	for _, r := range aaByGeneration(bare, bare2, gen) {
+		q = append(q, newTrimmedCI(r, trimFraction).mean)
 	}
 	return q
+}
+
+// aaByGeneration is each generation's rounds' A/A (bare2 / bare), the
+// generations in the order of their first round; gen is each round's.
+func aaByGeneration(bare, bare2, gen []float64) [][]float64 {
+	var out [][]float64
+	at := map[float64]int{}
+	for i, g := range gen {
+		j, ok := at[g]
+		if !ok {
+			j = len(out)
+			at[g] = j
+			out = append(out, nil)
+		}
+		out[j] = append(out[j], bare2[i]/bare[i])
+	}
+	return out
 }
 
 // processSpread returns the standard deviation of the processes' mean
@@ -168,24 +177,16 @@ func generationAA(bare, bare2, gen []float64) []float64 {
 // the process's life, so that more processes, not more rounds in each,
 // narrow the A/A over the processes.
 func processSpread(bare, bare2, gen []float64) (sd, predicted float64) {
-	var order []float64
-	rounds := map[float64][]float64{}
-	for i, g := range gen {
-		if _, ok := rounds[g]; !ok {
-			order = append(order, g)
-		}
-		rounds[g] = append(rounds[g], bare2[i]/bare[i])
-	}
+	byGen := aaByGeneration(bare, bare2, gen)
 	var means []float64
 	var within float64
-	for _, g := range order {
-		r := rounds[g]
+	for _, r := range byGen {
 		m, v := meanVar(r)
 		means = append(means, m)
 		within += v / float64(len(r))
 	}
 	_, v := meanVar(means)
-	return math.Sqrt(v), math.Sqrt(within / float64(len(order)))
+	return math.Sqrt(v), math.Sqrt(within / float64(len(byGen)))
 }
 
 // meanVar is q's mean and sample variance (0 for fewer than two values).
