@@ -313,16 +313,14 @@ func ceilingChart(r *results) (*plot.Plot, vg.Length, error) {
 	var labels []string
 	var ratios plotter.XYLabels
 	for _, s := range stores {
-		d, okD := r.med("BenchmarkCeiling/"+s+"/driver", "rows/s")
-		t, okT := r.med("BenchmarkCeiling/"+s+"/toolmw", "rows/s")
-		if !okD || !okT {
+		f, ok := ceilingOf(r, s)
+		if !ok {
 			continue
 		}
-		driver, writer = append(driver, d), append(writer, t)
+		driver, writer = append(driver, f.driverRows), append(writer, f.toolmwRows)
 		labels = append(labels, s)
-		q := newCI(r.pairRatios("BenchmarkCeiling/"+s+"/toolmw", "BenchmarkCeiling/"+s+"/driver", "rows/s"))
-		ratios.XYs = append(ratios.XYs, plotter.XY{X: float64(len(labels) - 1), Y: t})
-		ratios.Labels = append(ratios.Labels, q.String())
+		ratios.XYs = append(ratios.XYs, plotter.XY{X: float64(len(labels) - 1), Y: f.toolmwRows})
+		ratios.Labels = append(ratios.Labels, f.ratio.String())
 	}
 	if len(labels) == 0 {
 		return nil, 0, nil

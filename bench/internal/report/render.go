@@ -474,13 +474,13 @@ var stores = []string{"sqlite", "postgres"}
 func (p *page) writer() {
 	audit, _ := p.r.sub("BenchmarkAudit/")
 	stalled, _ := p.r.sub("BenchmarkAudit/stalled/")
-	sq, _ := p.r.sub("BenchmarkCeiling/sqlite/")
-	pg, _ := p.r.sub("BenchmarkCeiling/postgres/")
-	tp := false
+	tp, ceil := false, false
 	for _, s := range stores {
 		tp = tp || p.r.has("BenchmarkAudit/"+s+"/throughput", "rows/s") || p.r.has("BenchmarkAudit/"+s+"/enqueue", "p50-ns")
+		_, ok := ceilingOf(p.r, s)
+		ceil = ceil || ok
 	}
-	if len(audit)+len(stalled)+len(sq)+len(pg) == 0 && !tp {
+	if len(audit)+len(stalled) == 0 && !tp && !ceil {
 		return
 	}
 	p.b.WriteString("## The audit writer\n\n")
@@ -536,10 +536,11 @@ func (p *page) throughput() {
 // where the server's CPU per row was read, how many rows a second one core
 // of the server serves: the floor the target is judged against.
 func (p *page) throughputFloor(store string) {
-	driver, ok := p.r.med("BenchmarkCeiling/"+store+"/driver", "rows/s")
+	f, ok := ceilingOf(p.r, store)
 	if !ok {
 		return
 	}
+	driver := f.driverRows
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s under 100,000 rows/s, and its driver's own figure.** The driver alone, on the same rows in this run "+
 		"(`BenchmarkCeiling`, below), reads %s rows/s", store, num(driver))
@@ -602,33 +603,76 @@ func (p *page) totalCPUPerRow(name string) rowCPU {
 // driver alone does.
 const ceilingTarget = 0.9
 
-func (p *page) ceiling() {
-	if names, _ := p.r.sub("BenchmarkCeiling/sqlite/"); len(names) == 0 {
-		if names, _ := p.r.sub("BenchmarkCeiling/postgres/"); len(names) == 0 {
-			return
+// ceilingFigures are one store's BenchmarkCeiling figures: each arm's
+// rows/s and CPU per row over its steps, and the pairs' toolmw/driver
+// rows/s with its 95% interval.
+type ceilingFigures struct {
+	driverRows, toolmwRows float64
+	driverCPU, toolmwCPU   rowCPU
+	ratio                  ci
+}
+
+// ceilingOf reads BenchmarkCeiling/<store>: the pairs' geometric mean
+// ratio, and the interval exp(mean ± t·sd/√n) of their logarithms, n the
+// number of pairs (the benchmark's iterations); false when the store was
+// not run.
+func ceilingOf(r *results, store string) (ceilingFigures, bool) {
+	name := "BenchmarkCeiling/" + store
+	g, ok := r.med(name, "ratio")
+	if !ok {
+		return ceilingFigures{}, false
+	}
+	f := ceilingFigures{ratio: ci{mean: g, lo: math.NaN(), hi: math.NaN(), n: 1}}
+	if n, _ := r.med(name, "iterations"); n > 1 {
+		f.ratio.n = int(n)
+		if sd, ok := r.med(name, "log-ratio-sd"); ok {
+			h := tQuantile975(f.ratio.n-1) * sd / math.Sqrt(n)
+			f.ratio.lo, f.ratio.hi = g*math.Exp(-h), g*math.Exp(h)
 		}
+	}
+	arm := func(a string) (float64, rowCPU) {
+		rows, _ := r.med(name, a+"-rows/s")
+		proc, _ := r.med(name, a+"-cpu-ns/row")
+		srv, ok := r.med(name, a+"-server-cpu-ns/row")
+		if !ok {
+			srv = math.NaN()
+		}
+		return rows, rowCPU{proc, srv}
+	}
+	f.driverRows, f.driverCPU = arm("driver")
+	f.toolmwRows, f.toolmwCPU = arm("toolmw")
+	return f, true
+}
+
+func (p *page) ceiling() {
+	found := false
+	for _, s := range stores {
+		_, ok := ceilingOf(p.r, s)
+		found = found || ok
+	}
+	if !found {
+		return
 	}
 	p.b.WriteString("### The writer against its driver's ceiling\n\n`BenchmarkCeiling`: **driver** is the database driver alone on the same\n" +
 		"rows, table shape and indexes (modernc sqlite: a prepared insert, one transaction per batch; pgx: `CopyFrom` of prebuilt\n" +
-		"rows), the same batch size, into a table sqlstore created; **toolmw** is audit.NewAsync (Block) into sqlstore in the same run.\n" +
-		"The ratio of rows/s is taken per count (the two alternate, one count each at a time) with a 95% interval; the target\n" +
-		"is toolmw ≥ 0.9 of its driver: the writer's queue, batching and checks cost at most a tenth of what the driver alone does.\n" +
-		"`go test -run '^$' -bench '^BenchmarkCeiling$' -benchtime 100000x -count 5 ./bench`. CPU/row is this process's, plus the PostgreSQL backends' where measured;\n" +
-		"the last column is the ratio of the totals.\n\n")
+		"rows), the same batch size, into a table sqlstore created; **toolmw** is audit.NewAsync (Block) into sqlstore, made\n" +
+		"before each step, its Emits and Close the step. The two alternate in pairs of steps of 16,384 rows each (the order of a\n" +
+		"pair drawn at random, `ceilingStep` in bench/ceiling_test.go; a SQLite step ends with its file's WAL checkpoint), each arm into its own table: the ratio of\n" +
+		"rows/s is taken per pair, so that what the shared machine does to both steps of a pair cancels, and given as the pairs'\n" +
+		"geometric mean with a 95% interval. The target is toolmw ≥ 0.9 of its driver: the writer's queue, batching and checks\n" +
+		"cost at most a tenth of what the driver alone does.\n" +
+		"`go test -run '^$' -bench '^BenchmarkCeiling$' -benchtime 100x ./bench`. CPU/row is this process's, plus the PostgreSQL\n" +
+		"backends' where measured; the last column is the ratio of the totals.\n\n")
 	p.chart("ceiling", "writer rows/s against the driver's ceiling")
-	p.t.head("store", "driver rows/s", "toolmw rows/s", "toolmw / driver", "≥ 0.9", "driver CPU/row", "toolmw CPU/row", "toolmw / driver CPU")
+	p.t.head("store", "pairs", "driver rows/s", "toolmw rows/s", "toolmw / driver", "≥ 0.9", "driver CPU/row", "toolmw CPU/row", "toolmw / driver CPU")
 	for _, s := range stores {
-		d, t := "BenchmarkCeiling/"+s+"/driver", "BenchmarkCeiling/"+s+"/toolmw"
-		dr, ok := p.r.med(d, "rows/s")
+		f, ok := ceilingOf(p.r, s)
 		if !ok {
-			p.t.row(s, "skipped (not run; TOOLMW_TEST_POSTGRES_DSN unset?)", "", "", "", "", "", "")
+			p.t.row(s, "skipped (not run; TOOLMW_TEST_POSTGRES_DSN unset?)", "", "", "", "", "", "", "")
 			continue
 		}
-		tr, _ := p.r.med(t, "rows/s")
-		q := newCI(p.r.pairRatios(t, d, "rows/s"))
-		dc, tc := p.totalCPUPerRow(d), p.totalCPUPerRow(t)
-		p.t.row(s, strings.TrimSpace(num(dr)+" "+p.r.spread(d, "rows/s")), strings.TrimSpace(num(tr)+" "+p.r.spread(t, "rows/s")), q.String(), atLeast(q, ceilingTarget),
-			dc.String(), tc.String(), ratio(tc.total(), dc.total()))
+		p.t.row(s, strconv.Itoa(f.ratio.n), num(f.driverRows), num(f.toolmwRows), f.ratio.String(), atLeast(f.ratio, ceilingTarget),
+			f.driverCPU.String(), f.toolmwCPU.String(), ratio(f.toolmwCPU.total(), f.driverCPU.total()))
 	}
 	p.b.WriteString("\n")
 }

@@ -227,22 +227,29 @@ func TestChainTargetsOnTheRowThatDoesTheWork(t *testing.T) {
 	assert.Equal(t, verdictMissed, overheadAtMost(chainCost{100, 100}, chainCost{3, 3}, 1, 150, 0), "an allocation misses a 0-alloc target")
 }
 
-func TestCeilingRatioPerCount(t *testing.T) {
-	raw := lines("BenchmarkCeiling/sqlite/driver", 100000, map[string][]float64{"rows/s": {200000, 210000, 190000}, "cpu-ns/row": {4000, 4000, 4000}}) +
-		lines("BenchmarkCeiling/sqlite/toolmw", 100000, map[string][]float64{"rows/s": {196000, 205800, 186200}, "cpu-ns/row": {5000, 5000, 5000}}) +
-		lines("BenchmarkCeiling/postgres/driver", 100000, map[string][]float64{"rows/s": {400000, 410000, 390000}, "cpu-ns/row": {1000, 1000, 1000}, "server-cpu-ns/row": {3000, 3000, 3000}}) +
-		lines("BenchmarkCeiling/postgres/toolmw", 100000, map[string][]float64{"rows/s": {300000, 307500, 292500}, "cpu-ns/row": {2000, 2000, 2000}, "server-cpu-ns/row": {4000, 4000, 4000}}) +
+func TestCeilingIsJudgedOnItsPairs(t *testing.T) {
+	raw := lines("BenchmarkCeiling/sqlite", 60, map[string][]float64{"ratio": {0.96}, "log-ratio-sd": {0.08},
+		"driver-rows/s": {200000}, "toolmw-rows/s": {192000}, "driver-cpu-ns/row": {4000}, "toolmw-cpu-ns/row": {5000}}) +
+		lines("BenchmarkCeiling/postgres", 10, map[string][]float64{"ratio": {0.91}, "log-ratio-sd": {0.2},
+			"driver-rows/s": {400000}, "toolmw-rows/s": {364000}, "driver-cpu-ns/row": {1000}, "toolmw-cpu-ns/row": {2000},
+			"driver-server-cpu-ns/row": {3000}, "toolmw-server-cpu-ns/row": {4000}}) +
 		lines("BenchmarkAudit/postgres/throughput", 100000, map[string][]float64{"rows/s": {150000}, "cpu-ns/row": {2000}, "server-cpu-ns/row": {4000}, "rows/cpu-s": {166667}})
 	r := parse(strings.NewReader(raw))
-	q := newCI(r.pairRatios("BenchmarkCeiling/sqlite/toolmw", "BenchmarkCeiling/sqlite/driver", "rows/s"))
-	assert.InDelta(t, 0.98, q.mean, 1e-9, "toolmw over its driver, count by count")
+	f, ok := ceilingOf(r, "sqlite")
+	require.True(t, ok, "the SQLite ceiling was run")
+	h := 2.0 * 0.08 / math.Sqrt(60) // t(59) ≈ 2.000
+	assert.InDelta(t, 0.96*math.Exp(-h), f.ratio.lo, 1e-3, "the interval is the pairs' logarithms' mean ± t·sd/√n")
+	assert.InDelta(t, 0.96*math.Exp(h), f.ratio.hi, 1e-3, "and symmetric in the logarithms")
+	assert.Equal(t, 60, f.ratio.n, "one pair per iteration")
 	page := render(r, meta{}, nil)
-	assert.Equal(t, "| sqlite | 200,000 ±5% | 196,000 ±5% | 0.980 (0.980–0.980) | met | 4.00 µs | 5.00 µs | 1.250 |",
-		rowOf(page, "sqlite", "200,000"), "SQLite at 0.98 of its ceiling")
-	assert.Equal(t, "| postgres | 400,000 ±2% | 300,000 ±2% | 0.750 (0.750–0.750) | **missed** | 1.00 µs + 3.00 µs server | 2.00 µs + 4.00 µs server | 1.500 |",
-		rowOf(page, "postgres", "400,000"), "PostgreSQL at 0.75 misses 0.9; the server's CPU counted")
+	assert.Equal(t, "| sqlite | 60 | 200,000 | 192,000 | 0.960 (0.940–0.980) | met | 4.00 µs | 5.00 µs | 1.250 |",
+		rowOf(page, "sqlite", "200,000"), "SQLite at 0.96 of its ceiling, wholly above 0.9")
+	assert.Equal(t, "| postgres | 10 | 400,000 | 364,000 | 0.910 (0.789–1.050) | not shown | 1.00 µs + 3.00 µs server | 2.00 µs + 4.00 µs server | 1.500 |",
+		rowOf(page, "postgres", "400,000"), "ten wide pairs cannot show 0.9; the server's CPU counted")
 	assert.True(t, strings.HasPrefix(rowOf(page, "postgres", "150,000"), "| postgres | 150,000 |  | 2.00 µs | 4.00 µs | met |"),
 		"the throughput row shows this process's and the server's CPU per row: %s", rowOf(page, "postgres", "150,000"))
+	_, ok = ceilingOf(parse(strings.NewReader(lines("BenchmarkCeiling/sqlite/driver", 100000, map[string][]float64{"rows/s": {1}}))), "sqlite")
+	assert.False(t, ok, "results from before the pairs have no ratio to judge")
 }
 
 func TestMetaGroupsGiveEachSectionItsLoad(t *testing.T) {
@@ -301,14 +308,14 @@ func TestHandRunSectionsKept(t *testing.T) {
 }
 
 func TestThroughputMissedNamesTheDriversFigure(t *testing.T) {
-	raw := lines("BenchmarkCeiling/postgres/driver", 100000, map[string][]float64{"rows/s": {78000, 80000}}) +
+	raw := lines("BenchmarkCeiling/postgres", 60, map[string][]float64{"driver-rows/s": {79000}, "ratio": {1}}) +
 		lines("BenchmarkAudit/postgres/throughput", 100000, map[string][]float64{"rows/s": {96000}, "cpu-ns/row": {900}, "server-cpu-ns/row": {10000}}) +
 		lines("BenchmarkAudit/sqlite/throughput", 100000, map[string][]float64{"rows/s": {120000}, "cpu-ns/row": {9000}})
 	page := render(parse(strings.NewReader(raw)), meta{}, nil)
 	i := strings.Index(page, "**postgres under 100,000 rows/s")
 	require.GreaterOrEqual(t, i, 0, "a missed store gets its paragraph")
 	para := strings.ReplaceAll(page[i:i+strings.Index(page[i:], "\n\n")], "\n", " ")
-	assert.Contains(t, para, "reads 79,000 rows/s, itself under the target", "the driver's median in the same run")
+	assert.Contains(t, para, "reads 79,000 rows/s, itself under the target", "the driver's figure in the same run")
 	assert.Contains(t, para, "one core of it serves at most 100,000 rows/s", "1 s over the server's 10 µs a row")
 	assert.NotContains(t, page, "**sqlite under", "a store that met the target gets none")
 }
