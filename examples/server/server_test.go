@@ -34,9 +34,10 @@ import (
 var serverBin, auditBin, clientBin string
 
 // binDirEnv names a directory holding the three binaries (server, audit,
-// client) built already from this tree: bench/run builds them once for
-// its ten counts of BenchmarkDurability, each a run of this test binary,
-// instead of 7 s of go build in each.
+// client) built already from this tree: bench/run builds them once, with
+// the rest of its build, and runs BenchmarkDurability on them (a test
+// binary built them itself in 7 s of go build at each of its runs, when
+// bench/run ran it once per count).
 const binDirEnv = "TOOLMW_TEST_BIN_DIR"
 
 func TestMain(m *testing.M) {

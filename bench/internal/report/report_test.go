@@ -319,3 +319,14 @@ func TestThroughputMissedNamesTheDriversFigure(t *testing.T) {
 	assert.Contains(t, para, "one core of it serves at most 100,000 rows/s", "1 s over the server's 10 µs a row")
 	assert.NotContains(t, page, "**sqlite under", "a store that met the target gets none")
 }
+
+func TestDurabilityIsJudgedOnItsPairs(t *testing.T) {
+	raw := lines("BenchmarkDurability/sqlite", 20, map[string][]float64{"ratio": {0.84}, "log-ratio-sd": {0.07},
+		"memory-calls/s": {3500}, "disk-calls/s": {2940}, "memory-p99-ns": {13e6}, "disk-p99-ns": {15e6},
+		"memory-cpu-µs/call": {400}, "disk-cpu-µs/call": {470}})
+	page := render(parse(strings.NewReader(raw)), meta{}, nil)
+	h := 2.093 * 0.07 / math.Sqrt(20) // t(19)
+	want := fmt.Sprintf("| sqlite | 20 | 3,500 | 2,940 | 0.840 (%.3f–%.3f) | met | 13.00 ms | 15.00 ms | 400.0 µs | 470.0 µs |", 0.84*math.Exp(-h), 0.84*math.Exp(h))
+	assert.Equal(t, want, rowOf(page, "sqlite", "3,500"), "disk at 0.84 of memory over 20 pairs, wholly above 0.8")
+	assert.Contains(t, rowOf(page, "postgres", "skipped"), "TOOLMW_TEST_POSTGRES_DSN unset", "a store not run says so")
+}

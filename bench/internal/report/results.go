@@ -109,20 +109,6 @@ func (r *results) ratios(name, num string, dens ...string) []float64 {
 	return q
 }
 
-// pairRatios returns, for each count, numName's unit over denName's unit
-// in the same count: two sub-benchmarks that bench/run alternates, one
-// count of each at a time.
-func (r *results) pairRatios(numName, denName, unit string) []float64 {
-	n, d := r.vals[numName][unit], r.vals[denName][unit]
-	var q []float64
-	for i := 0; i < len(n) && i < len(d); i++ {
-		if d[i] != 0 {
-			q = append(q, n[i]/d[i])
-		}
-	}
-	return q
-}
-
 func (r *results) count(name string) int {
 	n := 0
 	for _, v := range r.vals[name] {
