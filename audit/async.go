@@ -63,12 +63,18 @@ const (
 	// leaves the batch's parts in the spool, and the next one writes them
 	// as one batch, once (an [OnceSink]'s ledger).
 	//
-	// An HTTP row ([KindHTTP], from [HTTP]) waits too: [HTTP] emits it
-	// when the handler returns, before the server ends the response, so
-	// the response's end waits for the row's fsync (shared with the rows
-	// queued with it). A response the handler flushed before returning
-	// (a stream) has reached the client already; its row is durable
-	// before the stream's end.
+	// An HTTP row ([KindHTTP], from [HTTP]) waits too, unless a row
+	// emitted on its request's context (its tool call's) waited already:
+	// [HTTP] emits it when the handler returns, after the SDK sent that
+	// call's answer, so its wait would protect no answer and only cost the
+	// call a second fsync in a row. Such a row goes to the disk with the
+	// next group commit (another call's, or at the latest FlushInterval
+	// later): a SIGKILL or a power loss may lose the HTTP rows of the
+	// requests answered just before it, never a tool row of an answered
+	// call. A request without such a row (one an HTTP layer answered, a
+	// 401 say, or one whose call ran on a context that does not descend
+	// from the request's) waits for its HTTP row's fsync before the server
+	// ends the response.
 	//
 	// A group commit the spool cannot take (an I/O error, the spool or
 	// the disk full) is written to the store before its Emits return.
@@ -340,7 +346,7 @@ func (a *Async) emit(ctx context.Context, r *Record) {
 	a.limits.apply(r)
 	a.ownArguments(r)
 	var done chan struct{}
-	if a.cfg.Durability == DurabilityDisk {
+	if a.cfg.Durability == DurabilityDisk && !afterSyncedRow(ctx, r) {
 		done = a.waiters.Get().(chan struct{})
 	}
 	a.inflight.Add(1)
@@ -372,6 +378,7 @@ func (a *Async) emit(ctx context.Context, r *Record) {
 	if done != nil {
 		if queuedOK {
 			<-done
+			synced(ctx, r)
 		}
 		a.waiters.Put(done)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash/crc32"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -167,4 +169,38 @@ func TestDurabilityDiskUnencodableRowRefusedAlone(t *testing.T) {
 	for id, n := range got {
 		assert.Equal(t, 1, n, "row %s written once", id)
 	}
+}
+
+// TestDurabilityDiskHTTPRowFollowsItsCallsSync: with DurabilityDisk, the
+// HTTP row of a request whose tool row waited for the disk does not wait
+// for a sync of its own (the call's answer went out before the row is
+// emitted): it waits in the queue for the next group commit. A request an
+// HTTP layer answered, without a tool row, still waits for its HTTP row's
+// sync before its response ends, and that sync takes the queued row along.
+func TestDurabilityDiskHTTPRowFollowsItsCallsSync(t *testing.T) {
+	s := newOnceSink()
+	w := audit.NewAsync(s, audit.AsyncConfig{Durability: audit.DurabilityDisk, BatchSize: 100, FlushInterval: time.Hour,
+		Spool: openSpool(t, t.TempDir(), audit.SpoolConfig{}), FallbackLogger: discardLogger(nil)})
+	h := audit.HTTP(w)(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/denied" {
+			http.Error(rw, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		w.Emit(r.Context(), row(1)) // the tool call's row, on the request's context
+		_, _ = rw.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	}))
+
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/mcp", nil))
+	st := w.Stats()
+	assert.Equal(t, uint64(1), st.Spooled, "the tool row was synced before the handler went on")
+	assert.Equal(t, 1, st.Queued, "the HTTP row did not wait for a sync of its own: it is queued for the next group commit")
+
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/denied", nil))
+	st = w.Stats()
+	assert.Equal(t, uint64(3), st.Spooled, "a request without a tool row waited for its HTTP row's sync, with the queued row in it")
+	assert.Zero(t, st.Queued, "nothing waits in the queue")
+
+	require.NoError(t, w.Close(context.Background()))
+	assert.Equal(t, uint64(3), w.Stats().Written, "the three rows reached the store")
+	assert.Zero(t, w.Stats().NotDurable, "none was answered without being durable")
 }

@@ -42,9 +42,9 @@ type AuditConfig struct {
 	// Durability is when a call may be answered (-audit-durability):
 	// audit.DurabilityMemory (the zero value) once its row is queued,
 	// audit.DurabilityDisk once it is synced in the spool. See the
-	// package documentation for what each loses; disk's cost is two syncs
-	// in a row per HTTP call (its tool row's, then its HTTP row's) and more
-	// server CPU per call (BenchmarkDurability, docs/serving.md).
+	// package documentation for what each loses; disk's cost is a sync
+	// per call (its tool row's, shared with the rows queued with it) and
+	// more server CPU per call (BenchmarkDurability, docs/serving.md).
 	Durability audit.Durability
 	// OTLPLogs, when set, is an OTLP/HTTP endpoint URL that also gets every
 	// row as a log record (-otlp-logs-endpoint), through a writer and a
