@@ -328,7 +328,7 @@ const durabilityStep = 1000
 //   - memory-cpu-µs/call and disk-cpu-µs/call: each demo's CPU time from
 //     its start to its exit (the drain included) over its calls.
 //
-//     cd examples/server && go test -run '^$' -bench '^BenchmarkDurability$' -benchtime 20x
+//     cd examples/server && go test -run '^$' -bench '^BenchmarkDurability$' -benchtime 40x
 //
 // disk makes each call wait for the fsync of its tool row in the spool and
 // then of its HTTP row, each shared by the rows queued together (a group

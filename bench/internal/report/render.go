@@ -711,7 +711,7 @@ func (p *page) durability() {
 		"idle meanwhile): the ratio of calls/s is taken per pair, so that what the shared machine does to both steps of a pair\n" +
 		"cancels, and given as the pairs' geometric mean with a 95% interval; the target is disk ≥ 0.8 of memory. Server\n" +
 		"CPU/call is each demo's CPU time from start to exit over its calls.\n" +
-		"`cd examples/server && go test -run '^$' -bench '^BenchmarkDurability$' -benchtime 20x`.\n\n")
+		"`cd examples/server && go test -run '^$' -bench '^BenchmarkDurability$' -benchtime 40x`.\n\n")
 	p.t.head("store", "pairs", "memory calls/s", "disk calls/s", "disk / memory", "≥ 0.8", "memory p99", "disk p99", "memory server CPU/call", "disk server CPU/call")
 	for _, s := range stores {
 		name := "BenchmarkDurability/" + s
