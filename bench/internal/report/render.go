@@ -590,14 +590,6 @@ func (c rowCPU) String() string {
 	return fmt.Sprintf("%s + %s server", dur(c.process), dur(c.server))
 }
 
-func (p *page) totalCPUPerRow(name string) rowCPU {
-	srv, ok := p.r.med(name, "server-cpu-ns/row")
-	if !ok {
-		srv = math.NaN()
-	}
-	return rowCPU{p.cpuPerRow(name), srv}
-}
-
 // ceilingTarget is the writer's share of its driver's ceiling it must
 // reach: its queue, batching and checks cost at most a tenth of what the
 // driver alone does.
