@@ -241,7 +241,7 @@ type Async struct {
 	runCtx   context.Context
 	abort    context.CancelFunc
 	closed   atomic.Bool
-	inflight atomic.Int64
+	inflight atomic.Int64 // emit calls between their check of closed and their push (the in-place path: see ring.close)
 	once     sync.Once
 	closeErr error
 	waiters  sync.Pool
@@ -403,15 +403,14 @@ func (a *Async) reserve() (*Record, slot) {
 	if a.cfg.Durability == DurabilityDisk {
 		return nil, slot{}
 	}
-	a.inflight.Add(1)
-	if !a.closed.Load() {
-		if i, pos, ok := a.q.reserve(); ok {
-			r := &a.q.rows[i]
-			*r = Record{} // the slot holds a released row (see ring.release)
-			return r, slot{i, pos}
-		}
+	// No count in flight, unlike emit: once Close has closed the ring, no
+	// slot is reserved here, and the dispatcher waits for those reserved
+	// before (see ring.close).
+	if i, pos, ok := a.q.reserve(); ok {
+		r := &a.q.rows[i]
+		*r = Record{} // the slot holds a released row (see ring.release)
+		return r, slot{i, pos}
 	}
-	a.inflight.Add(-1)
 	return nil, slot{}
 }
 
@@ -424,7 +423,6 @@ func (a *Async) publish(s slot) {
 	if a.batchDiv.mod(s.pos+1) == 0 {
 		a.signal()
 	}
-	a.inflight.Add(-1)
 }
 
 // signal wakes the dispatcher without waiting.
@@ -521,6 +519,7 @@ func (a *Async) Stats() Stats {
 // calls return the first call's result.
 func (a *Async) Close(ctx context.Context) error {
 	a.once.Do(func() {
+		a.q.close() // before closed: a call that finds the ring closed and the writer open still queues its row by emit
 		a.closed.Store(true)
 		close(a.closing)
 		select {

@@ -17,6 +17,8 @@ import (
 
 	"github.com/toolmw/toolmw/audit"
 	"github.com/toolmw/toolmw/internal/syncbuf"
+	"github.com/toolmw/toolmw/middleware"
+	"github.com/toolmw/toolmw/toolctx"
 )
 
 // memSink keeps every row it is given; failN makes the first failN writes
@@ -298,6 +300,47 @@ func TestAsyncConcurrentEmitAndClose(t *testing.T) {
 			assert.True(t, all[id], "round %d: written %s was emitted", round, id)
 		}
 		assert.Len(t, got, int(emitted.Load())-int(st.Dropped), "round %d: every row not dropped, once", round)
+	}
+}
+
+// TestAsyncConcurrentInPlaceRowsAndClose is TestAsyncConcurrentEmitAndClose
+// for the rows the interceptor builds in their slot of the queue (no
+// _meta, no detail), which count no call in flight: calls racing Close get
+// their row written, or under Block given to the fallback once the writer
+// is closed, and under Drop written or counted as dropped; none is lost in
+// a slot the dispatcher left behind, and Close returns.
+func TestAsyncConcurrentInPlaceRowsAndClose(t *testing.T) {
+	for _, policy := range []audit.FullPolicy{audit.Block, audit.Drop} {
+		for round := 0; round < 20; round++ {
+			s, fb := &memSink{}, &memSink{}
+			w := audit.NewAsync(s, audit.AsyncConfig{Policy: policy, QueueSize: 64, BatchSize: 16, Fallback: fb, FallbackLogger: discardLogger(nil)})
+			h, err := middleware.New(audit.Interceptor(w)).ThenFunc(func(context.Context, *toolctx.Request) *toolctx.CallResult {
+				return &toolctx.CallResult{Content: []toolctx.Content{&toolctx.Text{Text: "ok"}}}
+			})
+			require.NoError(t, err)
+			var wg sync.WaitGroup
+			for g := 0; g < 8; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < 200; i++ {
+						h.CallTool(context.Background(), &toolctx.Request{Tool: "t", CallID: fmt.Sprintf("c%d", g*200+i)})
+					}
+				}()
+			}
+			time.Sleep(time.Duration(round) * 100 * time.Microsecond)
+			require.NoError(t, w.Close(context.Background()), "policy %d, round %d", policy, round)
+			wg.Wait()
+			st := w.Stats()
+			written, late := s.ids(t), fb.ids(t)
+			assert.Equal(t, 8*200, len(written)+len(late)+int(st.Dropped), "policy %d, round %d: every call's row is written, given to the fallback or counted as dropped, once: %+v", policy, round, st)
+			for id := range late {
+				assert.False(t, written[id], "policy %d, round %d: %s both written and given to the fallback", policy, round, id)
+			}
+			if policy == audit.Block {
+				assert.Zero(t, st.Dropped, "policy %d, round %d: Block drops nothing", policy, round)
+			}
+		}
 	}
 }
 

@@ -64,10 +64,25 @@ func newRing(queue, extra int) *ring {
 	return q
 }
 
+// closedBit, set in tail by close, makes reserve refuse every slot from
+// then on (push still takes them: see push). It is the top bit, which a
+// position, counted in rows, never reaches.
+const closedBit = 1 << 63
+
+// close makes reserve refuse from now on: a producer that has not reserved
+// its slot yet cannot any more, and one that has keeps it until it
+// publishes. So the consumer, once tail minus head (len) is 0 after close,
+// has every row reserved through reserve: the in-place path needs no count
+// of the calls between their check and their reservation, which cost it two
+// atomic additions on a line every producer shares.
+func (q *ring) close() { q.tail.Or(closedBit) }
+
 // push copies the row r (and done) into the ring and returns its position
-// plus one, or 0 when the queue is full.
+// plus one, or 0 when the queue is full. It reserves after close too: its
+// caller (Async.emit) counts itself in flight before it checks that the
+// writer is open, and the dispatcher waits for it.
 func (q *ring) push(r *Record, done chan struct{}) uint64 {
-	i, pos, ok := q.reserve()
+	i, pos, ok := q.reserveFrom(q.tail.Load(), true)
 	if !ok {
 		return 0
 	}
@@ -80,18 +95,24 @@ func (q *ring) push(r *Record, done chan struct{}) uint64 {
 // caller writes its row in q.rows[i] (and its done channel in q.dones[i])
 // and then calls publish, which nothing may keep it from doing (the
 // consumer waits for the slots in order). ok is false when the queue is
-// full.
-func (q *ring) reserve() (i, pos uint64, ok bool) { return q.reserveFrom(q.tail.Load()) }
+// full or closed.
+func (q *ring) reserve() (i, pos uint64, ok bool) { return q.reserveFrom(q.tail.Load(), false) }
 
-// reserveFrom is reserve, from pos, a value of tail read before: by the
+// reserveFrom is reserve, from t, a value of tail read before, and after
+// close too when closedToo (push's way). The position is t without
+// closedBit; t+1 keeps the bit as it was. By the
 // time the loop reads head, other producers may have pushed past pos and
 // the consumer taken their rows, so head may be ahead of pos. The queue is
 // full only when pos is at least queue rows ahead of head; pos - head as an
 // unsigned number wrapped around to a huge one there, and the row was
 // refused as if the queue were full (a call preempted between the two
 // loads lost its row: dropped, and with DurabilityDisk answered at once).
-func (q *ring) reserveFrom(pos uint64) (uint64, uint64, bool) {
+func (q *ring) reserveFrom(t uint64, closedToo bool) (uint64, uint64, bool) {
 	for {
+		if t&closedBit != 0 && !closedToo {
+			return 0, 0, false // closed: the caller takes Async.emit's way, which knows it
+		}
+		pos := t &^ closedBit
 		if int64(pos-q.head.Load()) >= int64(q.queue) {
 			return 0, 0, false // full: queue rows wait to be taken (head only grows: a stale one errs on full)
 		}
@@ -99,14 +120,14 @@ func (q *ring) reserveFrom(pos uint64) (uint64, uint64, bool) {
 		seq := q.seqs[i].Load()
 		switch d := int64(seq - pos); {
 		case d == 0:
-			if q.tail.CompareAndSwap(pos, pos+1) {
+			if q.tail.CompareAndSwap(t, t+1) { // fails once close has set the bit
 				return i, pos, true
 			}
-			pos = q.tail.Load()
+			t = q.tail.Load()
 		case d < 0:
 			return 0, 0, false // full: the slot still holds a row of a batch not yet released
 		default:
-			pos = q.tail.Load() // another producer took it
+			t = q.tail.Load() // another producer took it
 		}
 	}
 }
@@ -199,7 +220,7 @@ func (v divisor) mod(x uint64) uint64 {
 // len returns how many rows are queued and not yet taken now.
 func (q *ring) len() int {
 	h := q.head.Load()
-	t := q.tail.Load()
+	t := q.tail.Load() &^ closedBit
 	if t < h {
 		return 0
 	}

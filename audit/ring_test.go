@@ -151,7 +151,7 @@ func TestRingStaleTailIsNotFull(t *testing.T) {
 	require.Equal(t, 3, pushN(q, 0, 3), "others push")
 	batch, _, _ := q.take(nil, nil, 8) // and the consumer takes their rows
 	require.Len(t, batch, 3)
-	i, pos, ok := q.reserveFrom(stale)
+	i, pos, ok := q.reserveFrom(stale, false)
 	require.True(t, ok, "the queue is empty: not full")
 	assert.Equal(t, uint64(3), pos, "the next free position")
 	q.rows[i] = Record{CallID: "late"}
@@ -159,4 +159,34 @@ func TestRingStaleTailIsNotFull(t *testing.T) {
 	q.release(batch)
 	next, _, _ := q.take(nil, nil, 8)
 	assert.Equal(t, []string{"late"}, ids(next))
+}
+
+// TestRingCloseRefusesReserveNotPush: after close, reserve (the in-place
+// path, which counts no call in flight) refuses every slot, including for
+// a producer that read tail before close and reserves after it; push (the
+// copy path, whose callers the dispatcher waits for) still takes them; and
+// len counts the rows, not the closed bit. Async.Close relies on the three.
+func TestRingCloseRefusesReserveNotPush(t *testing.T) {
+	q := newRing(8, 4)
+	require.Equal(t, 2, pushN(q, 0, 2))
+	i, pos, ok := q.reserve()
+	require.True(t, ok, "open: reserve takes a slot")
+	stale := q.tail.Load() // a producer read tail, then was preempted
+	q.close()
+	_, _, ok = q.reserve()
+	assert.False(t, ok, "closed: reserve refuses")
+	_, _, ok = q.reserveFrom(stale, false)
+	assert.False(t, ok, "closed: a reservation from a tail read before close refuses too")
+	assert.Equal(t, 3, q.len(), "len counts the rows reserved before close, not the closed bit")
+	q.rows[i] = Record{CallID: "in-place"}
+	q.publish(i, pos) // the slot reserved before close is still published
+	r := Record{CallID: "copied"}
+	assert.Equal(t, uint64(4), q.push(&r, nil), "closed: push still takes the next slot")
+	batch, _, _ := q.take(nil, nil, 8)
+	got := make([]string, len(batch))
+	for k := range batch {
+		got[k] = batch[k].CallID
+	}
+	assert.Equal(t, []string{"0", "1", "in-place", "copied"}, got, "every row queued before and after close is taken, in order")
+	assert.Zero(t, q.len(), "nothing left once taken")
 }
